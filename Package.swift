@@ -1,0 +1,88 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Offstage",
+    products: [
+        .executable(name: "offstage", targets: ["offstage"]),
+        .library(name: "OffstageKit", targets: ["OffstageKit"]),
+        .library(name: "OffstageCore", targets: ["OffstageCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+    ],
+    targets: [
+        // Wire messages shared by the daemon and the SDK. Foundation only.
+        .target(name: "OffstageProtocol", linkerSettings: [.linkedLibrary("m")]),
+
+        // Pure logic: lifecycle state machine, policies, scheduler, event model.
+        // No I/O, no wall clock: time is always a parameter.
+        .target(
+            name: "OffstageCore",
+            dependencies: [
+                "OffstageProtocol",
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // The SDK an app process links: UIKit-shaped API over the wire protocol.
+        .target(name: "OffstageKit", dependencies: ["OffstageProtocol"]),
+
+        // Services and adapters: app host, app and control servers, clock
+        // drivers, event log, store, scenario runner.
+        .target(
+            name: "OffstageDaemon",
+            dependencies: [
+                "OffstageCore",
+                "OffstageProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "offstage",
+            dependencies: [
+                "OffstageDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Sample apps (real processes linking OffstageKit).
+        .executableTarget(
+            name: "StateLab", dependencies: ["OffstageKit"], path: "samples/StateLab",
+            exclude: ["Info.plist"]),
+        .executableTarget(
+            name: "BlockingApp", dependencies: ["OffstageKit"], path: "samples/misbehaving/BlockingApp",
+            exclude: ["Info.plist"]),
+        .executableTarget(
+            name: "EndlessTaskApp", dependencies: ["OffstageKit"],
+            path: "samples/misbehaving/EndlessTaskApp", exclude: ["Info.plist"]),
+        .executableTarget(
+            name: "CrashAtLaunchApp", dependencies: ["OffstageKit"],
+            path: "samples/misbehaving/CrashAtLaunchApp", exclude: ["Info.plist"]),
+
+        .executableTarget(
+            name: "TrunkBenchmarks",
+            dependencies: ["OffstageDaemon", "OffstageKit"],
+            path: "Benchmarks/TrunkBenchmarks"
+        ),
+
+        .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore"]),
+        .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"]),
+        .testTarget(
+            name: "OffstageDaemonTests",
+            dependencies: ["OffstageDaemon", "OffstageCore", "OffstageProtocol"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

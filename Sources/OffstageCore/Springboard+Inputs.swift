@@ -1,0 +1,282 @@
+// User, device and service inputs: validation and expansion into steps.
+//
+// Expansion runs when the input reaches the head of the work queue, so it sees
+// the effects of everything before it. Steps that depend on the outcome of
+// earlier steps of the same input (`.background`, `.terminateFromSwitcher`) are
+// expanded in their turn.
+
+extension Springboard {
+    func validate(_ input: Input) throws {
+        func requireApp(_ id: String) throws -> AppRecord {
+            guard let record = apps[id] else { throw unknownApp(id) }
+            return record
+        }
+        let locked = overlays.contains(.lock)
+        switch input {
+        case .launch(let id):
+            _ = try requireApp(id)
+            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
+            if overlays.contains(.alert) {
+                throw LifecycleError(.alertShown, "a system alert is shown; dismiss it or reply first")
+            }
+        case .home:
+            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
+        case .lock:
+            if locked { throw LifecycleError(.invalidState, "the device is already locked") }
+        case .unlock:
+            if !locked { throw LifecycleError(.invalidState, "the device is not locked") }
+        case .switcherShow:
+            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
+            if overlays.contains(.switcher) { throw LifecycleError(.invalidState, "the app switcher is already shown") }
+        case .switcherHide:
+            if !overlays.contains(.switcher) { throw LifecycleError(.switcherHidden, "the app switcher is not shown") }
+        case .switcherKill(let id):
+            let record = try requireApp(id)
+            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
+            if !record.hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
+        case .alertShow:
+            if overlays.contains(.alert) { throw LifecycleError(.invalidState, "a system alert is already shown") }
+        case .alertDismiss, .alertReply:
+            if !overlays.contains(.alert) { throw LifecycleError(.noAlert, "no system alert is shown") }
+        case .memoryWarning, .memoryPressure, .deviceChange:
+            break
+        case .wake(let id, _, _):
+            if !(try requireApp(id)).hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
+        case .launchInBackground(let id, _):
+            if (try requireApp(id)).hasProcess { throw LifecycleError(.invalidState, "\(id) is already running") }
+        }
+    }
+
+    mutating func expand(_ input: Input) -> [Step] {
+        switch input {
+        case .launch(let id):
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "launch"))]
+            overlays.remove(.switcher)
+            apps[id]?.terminatedByUser = false
+            if foregroundApp == id, apps[id]?.hasProcess == true {
+                return steps + activationSteps()
+            }
+            if let current = foregroundApp { steps.append(.background(app: current)) }
+            foregroundApp = id
+            switch apps[id]?.state ?? .notRunning {
+            case .notRunning:
+                steps += launchSteps(id, background: false, options: .emptyObject)
+            case .background, .suspended:
+                steps += foregroundSteps(id)
+            case .active, .inactive:
+                steps += activationSteps()
+            }
+            return steps
+
+        case .home:
+            overlays.remove(.switcher)
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "home"))]
+            if let current = foregroundApp { steps.append(.background(app: current)) }
+            return steps
+
+        case .lock:
+            overlays.remove(.switcher)
+            overlays.insert(.lock)
+            return [.log(LogEntry(kind: .system, app: nil, name: "lock"))] + activationSteps()
+
+        case .unlock:
+            overlays.remove(.lock)
+            return [.log(LogEntry(kind: .system, app: nil, name: "unlock"))] + activationSteps()
+
+        case .switcherShow:
+            overlays.insert(.switcher)
+            return [.log(LogEntry(kind: .system, app: nil, name: "switcherShow"))] + activationSteps()
+
+        case .switcherHide:
+            overlays.remove(.switcher)
+            return [.log(LogEntry(kind: .system, app: nil, name: "switcherHide"))] + activationSteps()
+
+        case .switcherKill(let id):
+            var steps: [Step] = []
+            if !overlays.contains(.switcher) {
+                overlays.insert(.switcher)
+                steps += [.log(LogEntry(kind: .system, app: nil, name: "switcherShow"))] + activationSteps()
+            }
+            apps[id]?.terminatedByUser = true
+            return steps + [
+                .log(LogEntry(kind: .system, app: id, name: "switcherKill")), .terminateFromSwitcher(app: id),
+            ]
+
+        case .alertShow:
+            overlays.insert(.alert)
+            return [.log(LogEntry(kind: .system, app: nil, name: "alertShow"))] + activationSteps()
+
+        case .alertDismiss:
+            overlays.remove(.alert)
+            return [.log(LogEntry(kind: .system, app: nil, name: "alertDismiss"))] + activationSteps()
+
+        case .alertReply:
+            // The reply opens Messages: the app comes back for a moment, then
+            // goes to the background (the seeds' State Lab console log).
+            overlays.remove(.alert)
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "alertReply"))] + activationSteps()
+            if let current = foregroundApp { steps.append(.background(app: current)) }
+            return steps
+
+        case .memoryWarning:
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "memoryWarning"))]
+            for id in installOrder where apps[id]!.isRunning {
+                steps.append(
+                    .callback(app: id, name: CallbackName.didReceiveMemoryWarning.rawValue, state: nil, detail: .emptyObject))
+            }
+            return steps
+
+        case .memoryPressure(let bytes, let resident):
+            let candidates = installOrder.filter { apps[$0]!.state == .suspended }
+                .sorted { (resident[$0] ?? 0, $1) > (resident[$1] ?? 0, $0) }
+            var killed: [String] = []
+            var freed = 0
+            for id in candidates {
+                if let bytes, freed >= bytes { break }
+                killed.append(id)
+                freed += resident[id] ?? 0
+            }
+            let detail: JSONValue = [
+                "killed": .array(killed.map { .string($0) }), "freed": JSONValue(freed),
+                "target": bytes.map { JSONValue($0) } ?? "all",
+            ]
+            return [.log(LogEntry(kind: .system, app: nil, name: "memoryPressure", detail: detail))]
+                + killed.map { .kill(app: $0, reason: "memoryPressure") }
+
+        case .deviceChange(let name, let detail):
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: name.rawValue, detail: detail))]
+            for id in installOrder {
+                let record = apps[id]!
+                if record.state == .suspended {
+                    apps[id]!.queuedNotifications[name] = detail
+                } else if record.isRunning {
+                    steps.append(.callback(app: id, name: name.rawValue, state: nil, detail: detail))
+                }
+            }
+            return steps
+
+        case .wake(let id, let callback, let detail):
+            guard let record = apps[id], record.hasProcess else {
+                return [.log(LogEntry(kind: .error, app: id, name: "wakeFailed", detail: ["reason": "not running"]))]
+            }
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "wake", detail: ["callback": .string(callback)]))]
+            if record.state == .suspended {
+                steps += [
+                    .thaw(app: id), .setState(app: id, .background), .openWakeWindow(app: id), .deliverQueued(app: id),
+                ]
+            }
+            steps.append(.callback(app: id, name: callback, state: nil, detail: detail))
+            steps.append(.evaluateSuspension(app: id))
+            return steps
+
+        case .launchInBackground(let id, let options):
+            guard let record = apps[id], !record.hasProcess else {
+                return [
+                    .log(LogEntry(kind: .error, app: id, name: "launchFailed", detail: ["reason": "already running"]))
+                ]
+            }
+            return launchSteps(id, background: true, options: options)
+        }
+    }
+
+    /// Steps that bring the foreground app's activity in line with the
+    /// overlays: active when nothing covers it, inactive otherwise.
+    mutating func activationSteps() -> [Step] {
+        guard let id = foregroundApp, let record = apps[id], record.hasProcess else { return [] }
+        if record.state == .active, !overlays.isEmpty {
+            return [
+                .callback(app: id, name: CallbackName.willResignActive.rawValue, state: nil, detail: .emptyObject),
+                .setState(app: id, .inactive),
+            ]
+        }
+        if record.state == .inactive, overlays.isEmpty {
+            return becomeActiveSteps(id)
+        }
+        return []
+    }
+
+    func becomeActiveSteps(_ id: String) -> [Step] {
+        [
+            .setState(app: id, .active),
+            .callback(app: id, name: CallbackName.didBecomeActive.rawValue, state: nil, detail: .emptyObject),
+        ]
+    }
+
+    /// The foreground app leaves: resign if active, then background and
+    /// suspend, or terminate if it opts out of background execution.
+    mutating func backgroundSteps(_ id: String) -> [Step] {
+        if foregroundApp == id { foregroundApp = nil }
+        guard let record = apps[id], record.hasProcess else { return [] }
+        var steps: [Step] = []
+        if record.state == .active {
+            steps += [
+                .callback(app: id, name: CallbackName.willResignActive.rawValue, state: nil, detail: .emptyObject),
+                .setState(app: id, .inactive),
+            ]
+        }
+        if record.descriptor.exitsOnSuspend {
+            steps += [
+                .callback(app: id, name: CallbackName.willTerminate.rawValue, state: nil, detail: .emptyObject),
+                .kill(app: id, reason: "UIApplicationExitsOnSuspend"),
+            ]
+        } else if record.state == .active || record.state == .inactive {
+            steps += [
+                .setState(app: id, .background),
+                .callback(app: id, name: CallbackName.didEnterBackground.rawValue, state: nil, detail: .emptyObject),
+                .evaluateSuspension(app: id),
+            ]
+        }
+        return steps
+    }
+
+    /// Killing an app in the shown switcher: a suspended app dies silently; a
+    /// running background app gets `applicationWillTerminate:`; the app the
+    /// switcher was opened over goes to the background first.
+    mutating func switcherKillSteps(_ id: String) -> [Step] {
+        guard let record = apps[id], record.hasProcess else { return [] }
+        let terminate: Step = .callback(app: id, name: CallbackName.willTerminate.rawValue, state: nil, detail: .emptyObject)
+        switch record.state {
+        case .suspended, .notRunning:
+            return [.kill(app: id, reason: "switcher")]
+        case .background:
+            return [terminate, .kill(app: id, reason: "switcher")]
+        case .active, .inactive:
+            if foregroundApp == id { foregroundApp = nil }
+            return [
+                .setState(app: id, .background),
+                .callback(app: id, name: CallbackName.didEnterBackground.rawValue, state: nil, detail: .emptyObject),
+                terminate, .kill(app: id, reason: "switcher"),
+            ]
+        }
+    }
+
+    func launchSteps(_ id: String, background: Bool, options: JSONValue) -> [Step] {
+        var steps: [Step] = [
+            .spawn(app: id, background: background),
+            .setState(app: id, background ? .background : .inactive),
+        ]
+        if background { steps.append(.openWakeWindow(app: id)) }
+        steps += [
+            .callback(app: id, name: CallbackName.willFinishLaunching.rawValue, state: nil, detail: options),
+            .callback(app: id, name: CallbackName.didFinishLaunching.rawValue, state: nil, detail: options),
+        ]
+        if background {
+            steps.append(.evaluateSuspension(app: id))
+        } else if overlays.isEmpty {
+            steps += becomeActiveSteps(id)
+        }
+        return steps
+    }
+
+    /// A background or suspended app returns to the foreground.
+    func foregroundSteps(_ id: String) -> [Step] {
+        var steps: [Step] = [
+            .thaw(app: id),
+            .callback(app: id, name: CallbackName.willEnterForeground.rawValue, state: .background, detail: .emptyObject),
+            .setState(app: id, .inactive),
+            .deliverQueued(app: id),
+        ]
+        if overlays.isEmpty { steps += becomeActiveSteps(id) }
+        return steps
+    }
+}

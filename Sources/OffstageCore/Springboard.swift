@@ -1,0 +1,323 @@
+import DequeModule
+
+/// The lifecycle system of one device: every app's state, the foreground
+/// app, the overlays (app switcher, system alert, lock screen), background
+/// tasks, timers and the policies around them.
+///
+/// `Springboard` is a value-type state machine. Each input carries the time it
+/// happened and returns the ``SystemAction``s the daemon must perform: spawn,
+/// deliver a callback, freeze, thaw, kill, log. Nothing here performs I/O or
+/// reads a clock.
+///
+/// Work runs on one serial queue, like a device's system run loop: a user
+/// action is expanded into steps (callbacks, state changes, freezes) when it
+/// reaches the head of the queue, and a callback step holds the queue until
+/// the app acknowledges it (or its watchdog fires). That makes the callback
+/// order across apps a function of the inputs alone, which virtual time needs.
+///
+/// ```swift
+/// var board = Springboard(policy: .default)
+/// board.install(AppDescriptor(bundleID: "com.example.lab"))
+/// var actions = try board.submit(.launch("com.example.lab"), at: .zero)
+/// // [.log(system launch), .spawn(app: "com.example.lab", launch: 1)]
+/// actions = board.appConnected("com.example.lab", launch: 1, at: .zero)
+/// // [.log(state inactive), .log(callback …), .deliver(willFinishLaunching…)]
+/// ```
+public struct Springboard: Sendable {
+    /// A user, device or service action.
+    public enum Input: Equatable, Sendable {
+        /// Tap the app's icon (or open it from the switcher).
+        case launch(String)
+        case home
+        case lock
+        case unlock
+        case switcherShow
+        case switcherHide
+        case switcherKill(String)
+        case alertShow
+        case alertDismiss
+        case alertReply
+        case memoryWarning
+        /// Kill suspended apps, largest resident memory first, until `bytes`
+        /// are freed (`nil`: every suspended app). `residentMemory` is read by
+        /// the daemon at the time of the input.
+        case memoryPressure(bytes: Int?, residentMemory: [String: Int])
+        case deviceChange(SystemNotificationName, JSONValue)
+        /// A service wakes a suspended (or running) app with a callback.
+        case wake(String, callback: String, detail: JSONValue)
+        /// A service launches a terminated app into the background.
+        case launchInBackground(String, options: JSONValue)
+    }
+
+    enum Overlay: Hashable, Sendable {
+        case switcher
+        case alert
+        case lock
+    }
+
+    enum Step: Sendable {
+        case input(Input)
+        case spawn(app: String, background: Bool)
+        /// Deliver a callback; `state` overrides the state the app is told (nil: its current state).
+        case callback(app: String, name: String, state: AppState?, detail: JSONValue)
+        case setState(app: String, AppState)
+        case freeze(app: String)
+        case thaw(app: String)
+        case evaluateSuspension(app: String)
+        case kill(app: String, reason: String)
+        case timerDue(app: String, timer: Int)
+        case expireTasks(app: String)
+        case deliverQueued(app: String)
+        case openWakeWindow(app: String)
+        /// Send the app to the background (expanded when it reaches the head).
+        case background(app: String)
+        /// Kill the app from the shown switcher (expanded when it reaches the head).
+        case terminateFromSwitcher(app: String)
+        case log(LogEntry)
+
+        var app: String? {
+            switch self {
+            case .input, .log: return nil
+            case .spawn(let app, _), .callback(let app, _, _, _), .setState(let app, _), .freeze(let app),
+                .thaw(let app), .evaluateSuspension(let app), .kill(let app, _), .timerDue(let app, _),
+                .expireTasks(let app), .deliverQueued(let app), .openWakeWindow(let app), .background(let app),
+                .terminateFromSwitcher(let app):
+                return app
+            }
+        }
+    }
+
+    enum InFlight: Sendable {
+        case callback(app: String, id: Int, name: String, watchdog: TimerID)
+        case launching(app: String, launch: Int, watchdog: TimerID)
+
+        var app: String {
+            switch self {
+            case .callback(let app, _, _, _), .launching(let app, _, _): return app
+            }
+        }
+    }
+
+    enum TimerEvent: Sendable {
+        case watchdog(app: String)
+        case expirationWarning(app: String, launch: Int)
+        case budgetEnd(app: String, launch: Int)
+        case wakeWindowEnd(app: String, launch: Int)
+        case appTimer(app: String, launch: Int, timer: Int)
+    }
+
+    public private(set) var policy: LifecyclePolicy
+    var apps: [String: AppRecord] = [:]
+    /// Install order, for deterministic iteration over apps.
+    var installOrder: [String] = []
+    /// The app in the foreground, if it is one of ours.
+    public internal(set) var foregroundApp: String?
+    var overlays: Set<Overlay> = []
+    var work = Deque<Step>()
+    var inFlight: InFlight?
+    var timers = Scheduler<TimerEvent>()
+    var nextCallbackID = 1
+    var actions: [SystemAction] = []
+    /// The latest time an input carried.
+    public private(set) var now = ClockTime.zero
+
+    public init(policy: LifecyclePolicy = .default) {
+        self.policy = policy
+    }
+
+    // MARK: Apps
+
+    /// Adds an app, or replaces the descriptor of a not-running one.
+    public mutating func install(_ descriptor: AppDescriptor) {
+        if var record = apps[descriptor.bundleID] {
+            record.descriptor = descriptor
+            apps[descriptor.bundleID] = record
+        } else {
+            apps[descriptor.bundleID] = AppRecord(descriptor: descriptor)
+            installOrder.append(descriptor.bundleID)
+        }
+    }
+
+    /// Removes a not-running app.
+    public mutating func uninstall(_ bundleID: String) throws {
+        guard let record = apps[bundleID] else { throw unknownApp(bundleID) }
+        guard record.state == .notRunning else {
+            throw LifecycleError(.invalidState, "\(bundleID) is running; kill it before removing it")
+        }
+        apps[bundleID] = nil
+        installOrder.removeAll { $0 == bundleID }
+    }
+
+    /// The installed apps, in install order.
+    public var installedApps: [AppDescriptor] { installOrder.compactMap { apps[$0]?.descriptor } }
+
+    /// The state of an app (`nil` if not installed).
+    public func state(of bundleID: String) -> AppState? { apps[bundleID]?.state }
+
+    /// The launch number of the app's current process (0 when none ran yet).
+    public func launchNumber(of bundleID: String) -> Int? { apps[bundleID]?.launch }
+
+    /// Background task ids the app holds open.
+    public func openTasks(of bundleID: String) -> [Int] { apps[bundleID]?.tasks.sorted() ?? [] }
+
+    /// Whether the user killed the app from the switcher since its last user launch.
+    public func wasTerminatedByUser(_ bundleID: String) -> Bool { apps[bundleID]?.terminatedByUser ?? false }
+
+    /// Marks a background mode as in use (audio playing, continuous location),
+    /// which keeps the app running in the background.
+    public mutating func setBackgroundActivity(_ mode: BackgroundMode, active: Bool, for bundleID: String, at time: ClockTime)
+        -> [SystemAction]
+    {
+        advanceNow(time)
+        guard var record = apps[bundleID], record.descriptor.backgroundModes.contains(mode) else { return [] }
+        if active { record.activeModes.insert(mode) } else { record.activeModes.remove(mode) }
+        apps[bundleID] = record
+        if !active, record.state == .background { work.append(.evaluateSuspension(app: bundleID)) }
+        return run()
+    }
+
+    /// A summary of the system for `status`.
+    public var overlaysShown: (switcher: Bool, alert: Bool, locked: Bool) {
+        (overlays.contains(.switcher), overlays.contains(.alert), overlays.contains(.lock))
+    }
+
+    /// No work is queued and no callback or launch is waiting for the app.
+    public var isIdle: Bool { inFlight == nil && work.isEmpty }
+
+    /// The app a callback or launch is waiting for, if any.
+    public var waitingFor: String? { inFlight?.app }
+
+    // MARK: Inputs
+
+    /// Submits a user, device or service action.
+    ///
+    /// The action is checked against the current state (so a bad command gets
+    /// an error at once) and queued; it takes effect when it reaches the head
+    /// of the work queue.
+    /// - Throws: ``LifecycleError`` when the action does not apply now.
+    public mutating func submit(_ input: Input, at time: ClockTime) throws -> [SystemAction] {
+        advanceNow(time)
+        try validate(input)
+        work.append(.input(input))
+        return run()
+    }
+
+    /// The app's process said `hello` with a valid token for launch `launch`.
+    public mutating func appConnected(_ bundleID: String, launch: Int, at time: ClockTime) -> [SystemAction] {
+        advanceNow(time)
+        if case .launching(let app, let number, let watchdog) = inFlight, app == bundleID, number == launch {
+            timers.cancel(watchdog)
+            inFlight = nil
+            apps[bundleID]?.connected = true
+        }
+        return run()
+    }
+
+    /// The app acknowledged callback `id`. Returns `false` in `accepted` when
+    /// no such callback was waiting (a protocol violation the daemon reports).
+    public mutating func acknowledge(_ bundleID: String, callback id: Int, at time: ClockTime) -> (
+        accepted: Bool, actions: [SystemAction]
+    ) {
+        advanceNow(time)
+        guard case .callback(let app, let waiting, _, let watchdog) = inFlight, app == bundleID, waiting == id else {
+            return (false, [])
+        }
+        timers.cancel(watchdog)
+        inFlight = nil
+        return (true, run())
+    }
+
+    /// The process could not be started.
+    public mutating func spawnFailed(_ bundleID: String, launch: Int, reason: String, at time: ClockTime)
+        -> [SystemAction]
+    {
+        advanceNow(time)
+        guard let record = apps[bundleID], record.launch == launch, record.state != .notRunning || record.spawning
+        else { return [] }
+        emit(.error, bundleID, "launchFailed", ["reason": .string(reason)])
+        terminate(bundleID)
+        return run()
+    }
+
+    /// The app's process ended on its own (crash or exit).
+    public mutating func processExited(_ bundleID: String, launch: Int, status: ExitStatus, at time: ClockTime)
+        -> [SystemAction]
+    {
+        advanceNow(time)
+        guard let record = apps[bundleID], record.launch == launch, record.hasProcess else { return [] }
+        var detail = status.json.objectValue ?? [:]
+        if !record.connected { detail["phase"] = "launch" }
+        if case .callback(let app, _, let name, _) = inFlight, app == bundleID { detail["callback"] = .string(name) }
+        if status == .exited(0) {
+            emit(.system, bundleID, "exited", .object(detail))
+        } else {
+            emit(.error, bundleID, "crashed", .object(detail))
+        }
+        terminate(bundleID)
+        return run()
+    }
+
+    /// Moves time forward to `time`, firing every timer due by then in order.
+    public mutating func advance(to time: ClockTime) -> [SystemAction] {
+        while let (_, deadline, event) = timers.popDue(by: time) {
+            advanceNow(deadline)
+            fire(event)
+        }
+        advanceNow(time)
+        return run()
+    }
+
+    /// The deadline of the next timer, if any.
+    public mutating func nextDeadline() -> ClockTime? { timers.nextDeadline() }
+
+    // MARK: Helpers
+
+    mutating func advanceNow(_ time: ClockTime) {
+        if time > now { now = time }
+    }
+
+    mutating func emit(_ kind: EventKind, _ app: String?, _ name: String, _ detail: JSONValue = .emptyObject) {
+        actions.append(.log(LogEntry(kind: kind, app: app, name: name, detail: detail)))
+    }
+
+    func unknownApp(_ bundleID: String) -> LifecycleError {
+        LifecycleError(.unknownApp, "no app with bundle id \(bundleID) is installed")
+    }
+
+    mutating func takeActions() -> [SystemAction] {
+        defer { actions.removeAll(keepingCapacity: true) }
+        return actions
+    }
+}
+
+/// The core's record of one installed app.
+struct AppRecord: Sendable {
+    var descriptor: AppDescriptor
+    var state: AppState = .notRunning
+    /// Launch number of the current (or last) process.
+    var launch = 0
+    /// A process was requested and has not ended.
+    var spawning = false
+    /// The current process said hello.
+    var connected = false
+    var frozen = false
+    var tasks: Set<Int> = []
+    var nextTaskID = 1
+    var backgroundSince: ClockTime?
+    var budgetDeadline: ClockTime?
+    var budgetTimers: [TimerID] = []
+    var wakeWindowEnd: ClockTime?
+    var activeModes: Set<BackgroundMode> = []
+    /// Notifications that arrived while suspended, latest of each kind.
+    var queuedNotifications: [SystemNotificationName: JSONValue] = [:]
+    /// App timers that came due while suspended.
+    var dueTimers: [Int] = []
+    var appTimers: [Int: TimerID] = [:]
+    var nextTimerID = 1
+    var terminatedByUser = false
+
+    init(descriptor: AppDescriptor) { self.descriptor = descriptor }
+
+    var hasProcess: Bool { spawning || state != .notRunning }
+    var isRunning: Bool { state == .active || state == .inactive || state == .background }
+}

@@ -1,0 +1,182 @@
+import Testing
+@testable import OffstageCore
+
+@Suite("Policies: watchdog, background tasks, memory, notifications, wakes")
+struct PolicyTests {
+    @Test func didEnterBackgroundWatchdogKillsAfterFiveSeconds() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        device.hangs[lab] = [CB.didEnterBackground]
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 4.9)
+        #expect(device.killed.isEmpty)
+        device.advance(by: 0.1)
+        #expect(device.killed == [lab])
+        #expect(device.state(lab) == .notRunning)
+        let error = try #require(device.log.first { $0.kind == .error })
+        #expect(error.name == "watchdogTimeout")
+        #expect(error.detail["code"] == "0x8badf00d")
+        #expect(device.board.isIdle)
+    }
+
+    @Test(arguments: [("ios6", 600.0), ("ios7", 180.0), ("ios13", 30.0)])
+    func backgroundTaskBudgetFollowsTheProfile(profile: String, budget: Double) throws {
+        var device = DeviceHarness(
+            policy: LifecyclePolicy.profile(named: profile)!, apps: [AppDescriptor(bundleID: lab)])
+        var remainingAtStart = 0.0
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                remainingAtStart = try! device.board.beginBackgroundTask(app, at: device.time).remaining
+            }
+        }
+        try device.submit(.launch(lab))
+        #expect(device.board.backgroundTimeRemaining(lab) == .infinity)
+        try device.submit(.home)
+        #expect(remainingAtStart == budget)
+        device.advance(by: budget - 5.001)
+        #expect(!device.names(lab).contains(CB.expiration))
+        device.advance(by: 0.001)
+        #expect(device.names(lab).last == CB.expiration)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 5)
+        #expect(device.killed == [lab])
+        #expect(device.log.contains { $0.kind == .error && $0.name == "backgroundTimeExpired" })
+    }
+
+    @Test func endingTheTaskInTheExpirationHandlerSuspendsInsteadOfKilling() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                _ = try! device.board.beginBackgroundTask(app, at: device.time)
+            }
+            if message.name == CB.expiration, let task = message.detail["task"]?.intValue {
+                device.perform(try! device.board.endBackgroundTask(app, task: task, at: device.time))
+            }
+        }
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.advance(by: 200)
+        #expect(device.killed.isEmpty)
+        #expect(device.state(lab) == .suspended)
+    }
+
+    @Test func stateLabTwentyFiveSecondTask() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        var task = 0
+        var remainingAtEnd = 0.0
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                task = try! device.board.beginBackgroundTask(app, at: device.time).task!
+                _ = try! device.board.scheduleTimer(app, after: .seconds(25), at: device.time)
+            }
+            if message.name == CB.timer {
+                remainingAtEnd = device.board.backgroundTimeRemaining(app)
+                device.perform(try! device.board.endBackgroundTask(app, task: task, at: device.time))
+            }
+        }
+        try device.submit(.launch(lab))
+        device.advance(by: 9)
+        try device.submit(.home)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 25)
+        #expect(remainingAtEnd == 155)
+        #expect(device.state(lab) == .suspended)
+        #expect(device.names(lab).suffix(3) == [CB.willResign, CB.didEnterBackground, CB.timer])
+    }
+
+    @Test func memoryWarningGoesToRunningAppsOnly() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        try device.submit(.launch(lab))
+        try device.submit(.launch(other))
+        device.clear()
+        try device.submit(.memoryWarning)
+        #expect(device.names(other) == [CB.memoryWarning])
+        #expect(device.names(lab) == [])
+    }
+
+    @Test func memoryPressureKillsSuspendedAppsLargestFirst() throws {
+        let third = "com.example.Third"
+        var device = DeviceHarness(apps: [lab, other, third].map { AppDescriptor(bundleID: $0) })
+        for app in [lab, other, third] { try device.submit(.launch(app)) }
+        try device.submit(.home)  // all three suspended now
+        device.clear()
+        let resident = [lab: 30_000_000, other: 80_000_000, third: 50_000_000]
+        try device.submit(.memoryPressure(bytes: 100_000_000, residentMemory: resident))
+        #expect(device.killed == [other, third])
+        #expect(device.state(lab) == .suspended)
+        #expect(device.callbacks.isEmpty)
+        try device.submit(.memoryPressure(bytes: nil, residentMemory: resident))
+        #expect(device.killed == [other, third, lab])
+    }
+
+    @Test func notificationsAreQueuedAndCoalescedForSuspendedApps() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        try device.submit(.launch(lab))
+        try device.submit(.launch(other))
+        device.clear()
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.2]))
+        try device.submit(.deviceChange(.locale, ["locale": "fr_FR"]))
+        #expect(device.names(lab) == [])
+        #expect(device.names(other).count == 3)
+        try device.submit(.launch(lab))
+        let names = device.names(lab)
+        #expect(
+            names == [
+                CB.willEnterForeground, SystemNotificationName.locale.rawValue,
+                SystemNotificationName.batteryLevel.rawValue, CB.didBecomeActive,
+            ])
+        let battery = device.callbacks.last { $0.app == lab && $0.name == SystemNotificationName.batteryLevel.rawValue }
+        #expect(battery?.detail["level"] == 0.2)
+    }
+
+    @Test func serviceWakeOpensATenSecondWindowThenSuspends() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.clear()
+        try device.submit(.wake(lab, callback: "locationManager:didUpdateLocations:", detail: [:]))
+        #expect(device.names(lab) == ["locationManager:didUpdateLocations:"])
+        #expect(device.state(lab) == .background)
+        device.advance(by: 9.9)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 0.1)
+        #expect(device.state(lab) == .suspended)
+    }
+
+    @Test func launchInBackgroundSkipsDidBecomeActive() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launchInBackground(lab, options: [LaunchOptionKey.location: true]))
+        #expect(device.names(lab) == [CB.willFinish, CB.didFinish])
+        #expect(device.callbacks[0].detail[LaunchOptionKey.location] == true)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 10)
+        #expect(device.state(lab) == .suspended)
+    }
+
+    @Test func timerDueWhileSuspendedIsDeliveredOnResume() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launch(lab))
+        _ = try device.board.scheduleTimer(lab, after: .seconds(30), at: device.time)
+        try device.submit(.home)
+        device.advance(by: 60)
+        #expect(!device.names(lab).contains(CB.timer))
+        try device.submit(.launch(lab))
+        #expect(device.names(lab).suffix(3) == [CB.willEnterForeground, CB.timer, CB.didBecomeActive])
+    }
+
+    @Test func sameInputsGiveTheSameTimeline() throws {
+        func run() throws -> [String] {
+            var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+            try device.submit(.launch(lab))
+            try device.submit(.launch(other))
+            try device.submit(.alertShow)
+            try device.submit(.alertReply)
+            try device.submit(.launch(lab))
+            device.advance(by: 100)
+            return device.log.map { "\($0.kind) \($0.app ?? "-") \($0.name)" }
+        }
+        #expect(try run() == run())
+    }
+}

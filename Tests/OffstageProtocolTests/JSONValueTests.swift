@@ -1,0 +1,50 @@
+import Testing
+import OffstageProtocol
+
+@Suite struct JSONValueTests {
+    @Test func roundTripsWithSortedKeys() throws {
+        let value: JSONValue = ["b": [1, 2.5, "x\n\"y\""], "a": nil, "c": ["t": true]]
+        #expect(value.jsonText == #"{"a":null,"b":[1,2.5,"x\n\"y\""],"c":{"t":true}}"#)
+        #expect(try JSONValue(parsing: value.jsonText) == value)
+    }
+
+    @Test func parsesEscapesAndUnicode() throws {
+        let value = try JSONValue(parsing: #"  {"s": "\u00e9\ud83d\ude00\t", "n": -1.5e2}  "#)
+        #expect(value["s"] == "é😀\t")
+        #expect(value["n"] == -150)
+    }
+
+    @Test(arguments: ["", "{", #"{"a":}"#, "[1,]", "tru", #""abc"#, "{} x", "01x"])
+    func rejectsMalformedInput(text: String) {
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
+    }
+
+    @Test func limitsNesting() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: deep) }
+    }
+
+    @Test func infinityIsWrittenAsNull() {
+        #expect(JSONValue.number(.infinity).jsonText == "null")
+    }
+
+    @Test func messagesRoundTrip() throws {
+        let messages: [DaemonMessage] = [
+            .callback(CallbackMessage(id: 7, name: "applicationDidEnterBackground:", state: .background, time: 12.5)),
+            .reply(id: 3, result: ["task": 1]),
+            .failure(id: 4, code: "invalidTask", message: "no task"),
+            .welcome(bundleID: "a.b", container: "/tmp/c", clock: "virtual", time: 0),
+        ]
+        for message in messages {
+            #expect(try DaemonMessage(json: JSONValue(parsing: message.json.jsonText)) == message)
+        }
+        let appMessages: [AppMessage] = [
+            .hello(token: "t", pid: 42, version: 1), .ack(id: 9),
+            .request(id: 1, method: "beginBackgroundTask", params: [:]),
+        ]
+        for message in appMessages {
+            #expect(try AppMessage(json: JSONValue(parsing: message.json.jsonText)) == message)
+        }
+        #expect(throws: ProtocolError.self) { try AppMessage(json: ["type": "bogus"]) }
+    }
+}
