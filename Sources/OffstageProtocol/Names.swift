@@ -13,8 +13,6 @@ public enum CallbackName: String, Sendable, CaseIterable {
     case backgroundTaskExpiration = "backgroundTaskExpirationHandler"
     /// A timer the app scheduled in the daemon's clock (`detail.timer` names it).
     case timer = "timerFired"
-    /// A system change notification (`detail.notification` names it).
-    case notification = "notification"
 }
 
 /// System change notifications, queued and coalesced for suspended apps.

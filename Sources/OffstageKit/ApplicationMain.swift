@@ -1,0 +1,100 @@
+import Foundation
+import OffstageProtocol
+
+extension Application {
+    /// `UIApplicationMain`: connects to the daemon that spawned this process,
+    /// then delivers its callbacks to `delegate` on the main thread until the
+    /// daemon ends the app. Call it from `main.swift`; it never returns.
+    @MainActor
+    public static func main(delegate: ApplicationDelegate) -> Never {
+        let environment = ProcessInfo.processInfo.environment
+        guard let socketPath = environment[AppEnvironment.socket], let token = environment[AppEnvironment.token] else {
+            FileHandle.standardError.write(
+                Data(
+                    "This is an Offstage app: install it with `offstage install DIR` and start it with `offstage launch BUNDLE_ID`.\n"
+                        .utf8))
+            exit(64)
+        }
+        let app = Application.shared
+        let connection: DaemonConnection
+        do {
+            let socket = try LineSocket(connectingTo: socketPath)
+            connection = DaemonConnection(socket: socket)
+            connection.send(.hello(token: token, pid: getpid(), version: offstageProtocolVersion))
+            guard case .welcome(let bundleID, let container, let clock, let time) = try connection.readWelcome() else {
+                throw DaemonRequestError(code: "protocol", message: "expected welcome")
+            }
+            app.state.withLock {
+                $0.connection = connection
+                $0.bundleIdentifier = bundleID
+                $0.container = container
+                $0.clock = clock
+                $0.time = time
+            }
+        } catch {
+            FileHandle.standardError.write(Data("offstage: cannot connect to the daemon at \(socketPath): \(error)\n".utf8))
+            exit(70)
+        }
+        while let callback = connection.nextCallback() {
+            app.dispatch(callback, to: delegate)
+            connection.send(.ack(id: callback.id))
+        }
+        exit(0)
+    }
+
+    @MainActor
+    func dispatch(_ callback: CallbackMessage, to delegate: ApplicationDelegate) {
+        state.withLock {
+            $0.time = callback.time
+            switch callback.state {
+            case .active: $0.applicationState = .active
+            case .inactive: $0.applicationState = .inactive
+            case .background, .suspended, .notRunning: $0.applicationState = .background
+            }
+        }
+        let name = CallbackName(rawValue: callback.name)
+        switch name {
+        case .willFinishLaunching:
+            let options = callback.detail.objectValue ?? [:]
+            state.withLock { $0.launchOptions = options }
+            _ = delegate.application(self, willFinishLaunchingWithOptions: options)
+        case .didFinishLaunching:
+            _ = delegate.application(self, didFinishLaunchingWithOptions: callback.detail.objectValue ?? [:])
+        case .didBecomeActive: delegate.applicationDidBecomeActive(self)
+        case .willResignActive: delegate.applicationWillResignActive(self)
+        case .didEnterBackground: delegate.applicationDidEnterBackground(self)
+        case .willEnterForeground: delegate.applicationWillEnterForeground(self)
+        case .willTerminate: delegate.applicationWillTerminate(self)
+        case .didReceiveMemoryWarning: delegate.applicationDidReceiveMemoryWarning(self)
+        case .backgroundTaskExpiration:
+            let task = callback.detail["task"]?.intValue ?? 0
+            let handler = state.withLock { $0.expirationHandlers.removeValue(forKey: task) }
+            handler?()
+        case .timer:
+            let timer = callback.detail["timer"]?.intValue ?? 0
+            let body = state.withLock { $0.timers.removeValue(forKey: timer) }
+            body?()
+        case nil:
+            if let notification = SystemNotificationName(rawValue: callback.name) {
+                NotificationCenter.default.post(
+                    name: Notification.Name(notification.rawValue), object: self,
+                    userInfo: ["detail": callback.detail])
+            } else {
+                delegate.application(self, didReceiveCallback: callback.name, detail: callback.detail)
+            }
+        }
+        if let posted = name?.notificationName {
+            NotificationCenter.default.post(name: posted, object: self)
+        }
+    }
+}
+
+/// `NSLog` for Offstage apps: writes the daemon's clock, the app name and the
+/// message to the app's log (its standard output), unbuffered, so the line is
+/// there even if the app is killed right after.
+public func AppLog(_ message: String) {
+    let app = Application.shared
+    let name = app.bundleIdentifier.split(separator: ".").last.map(String.init) ?? "app"
+    let line = String(format: "%10.3f %@[%d] ", app.currentTime, name, getpid()) + message + "\n"
+    FileHandle.standardOutput.write(Data(line.utf8))
+}

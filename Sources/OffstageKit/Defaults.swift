@@ -1,0 +1,73 @@
+import Foundation
+import OffstageProtocol
+import Synchronization
+
+/// `NSUserDefaults` for Offstage apps: a small key-value store persisted in the
+/// app's container (`Library/Preferences/defaults.json`), so state saved in
+/// `applicationDidEnterBackground:` survives a kill and relaunch.
+///
+/// Every change is written to disk at once (atomically), so nothing is lost
+/// when the process is killed without warning.
+public final class Defaults: Sendable {
+    /// The app's defaults, in its container.
+    public static let standard = Defaults(
+        fileURL: Application.shared.containerURL.appendingPathComponent("Library/Preferences/defaults.json"))
+
+    let fileURL: URL
+    private let values: Mutex<[String: JSONValue]?> = Mutex(nil)
+
+    /// A store backed by `fileURL` (created on first write).
+    public init(fileURL: URL) {
+        self.fileURL = fileURL
+    }
+
+    public func integer(forKey key: String) -> Int { value(forKey: key)?.intValue ?? 0 }
+    public func double(forKey key: String) -> Double { value(forKey: key)?.doubleValue ?? 0 }
+    public func bool(forKey key: String) -> Bool { value(forKey: key)?.boolValue ?? false }
+    public func string(forKey key: String) -> String? { value(forKey: key)?.stringValue }
+
+    public func set(_ value: Int, forKey key: String) { set(JSONValue(value), forKey: key) }
+    public func set(_ value: Double, forKey key: String) { set(JSONValue(value), forKey: key) }
+    public func set(_ value: Bool, forKey key: String) { set(JSONValue(value), forKey: key) }
+    public func set(_ value: String, forKey key: String) { set(JSONValue(value), forKey: key) }
+
+    public func removeObject(forKey key: String) { set(nil, forKey: key) }
+
+    /// The stored value for `key`, if any.
+    public func value(forKey key: String) -> JSONValue? {
+        values.withLock { stored in
+            loadIfNeeded(&stored)
+            return stored?[key]
+        }
+    }
+
+    /// Stores `value` (`nil` removes the key) and writes the file.
+    public func set(_ value: JSONValue?, forKey key: String) {
+        values.withLock { stored in
+            loadIfNeeded(&stored)
+            stored![key] = value
+            persist(stored!)
+        }
+    }
+
+    private func loadIfNeeded(_ stored: inout [String: JSONValue]?) {
+        guard stored == nil else { return }
+        if let data = try? Data(contentsOf: fileURL), let json = try? JSONValue(parsing: Array(data)),
+            let object = json.objectValue
+        {
+            stored = object
+        } else {
+            stored = [:]
+        }
+    }
+
+    private func persist(_ object: [String: JSONValue]) {
+        do {
+            try FileManager.default.createDirectory(
+                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(JSONValue.object(object).jsonText.utf8).write(to: fileURL, options: .atomic)
+        } catch {
+            FileHandle.standardError.write(Data("offstage: cannot save defaults to \(fileURL.path): \(error)\n".utf8))
+        }
+    }
+}

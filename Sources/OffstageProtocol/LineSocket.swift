@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A failed system call, with its errno.
+public struct SystemCallError: Error, Equatable, CustomStringConvertible {
+    public var call: String
+    public var errno: Int32
+    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+}
+
+/// Runs a system call, retrying on `EINTR`, turning `-1` into ``SystemCallError``.
+@discardableResult
+public func syscall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(SystemCallError) -> T {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        throw SystemCallError(call: name, errno: code)
+    }
+}
+
+/// A blocking, connected Unix stream socket that exchanges newline-delimited
+/// JSON messages. Used by the SDK (app side) and by CLI clients.
+///
+/// Not thread-safe: callers serialize sends and receives themselves.
+public final class LineSocket {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var scratch = [UInt8](repeating: 0, count: 65536)
+    private let maxLine: Int
+
+    /// Connects to the socket at `path`.
+    /// - Throws: ``SystemCallError`` (`ENOENT`/`ECONNREFUSED` when nobody listens).
+    public init(connectingTo path: String, maxLine: Int = maximumMessageBytes) throws(SystemCallError) {
+        self.maxLine = maxLine
+        let fd = try syscall("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            close(fd)
+            throw SystemCallError(call: "connect (path too long)", errno: ENAMETOOLONG)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        do {
+            try syscall("connect") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        self.fd = fd
+    }
+
+    /// Wraps an already connected descriptor (e.g. one end of a socketpair).
+    public init(fd: Int32, maxLine: Int = maximumMessageBytes) {
+        self.fd = fd
+        self.maxLine = maxLine
+    }
+
+    deinit { close(fd) }
+
+    /// Writes all of `bytes`.
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try bytes.withUnsafeBytes { raw in
+                try syscall("write") { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+            }
+            offset += written
+        }
+    }
+
+    /// Sends one message as a line.
+    public func send(_ value: JSONValue) throws {
+        try send(LineFraming.encode(value))
+    }
+
+    /// Reads the next line (without its newline); `nil` at end of stream.
+    /// - Throws: ``SystemCallError``, or ``ProtocolError`` for an over-long line.
+    public func readLine() throws -> ArraySlice<UInt8>? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                return line
+            }
+            if buffer.count - start > maxLine { throw ProtocolError("line longer than \(maxLine) bytes") }
+            if start > 0, start == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+            } else if start > 65536 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            let fd = self.fd
+            let count = try scratch.withUnsafeMutableBytes { raw in
+                try syscall("read") { read(fd, raw.baseAddress!, raw.count) }
+            }
+            if count == 0 { return nil }
+            buffer.append(contentsOf: scratch[0..<count])
+        }
+    }
+
+    /// Reads and parses the next line; `nil` at end of stream.
+    public func receive() throws -> JSONValue? {
+        guard let line = try readLine() else { return nil }
+        return try JSONValue(parsing: line)
+    }
+}
