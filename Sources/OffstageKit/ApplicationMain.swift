@@ -15,6 +15,9 @@ extension Application {
                         .utf8))
             exit(64)
         }
+        if let container = environment[AppEnvironment.container] {
+            _ = FileManager.default.changeCurrentDirectoryPath(container)
+        }
         let app = Application.shared
         let connection: DaemonConnection
         do {

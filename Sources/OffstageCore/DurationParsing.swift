@@ -1,0 +1,27 @@
+/// Parses durations as the CLI and scenarios write them: `90` (seconds),
+/// `1.5s`, `250ms`, `5m`, `2h`, `1d`, and sums such as `1m30s`.
+public func parseDuration(_ text: String) -> Duration? {
+    let trimmed = text.trimmingWhitespace()
+    guard !trimmed.isEmpty else { return nil }
+    if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite {
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+    let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+    var total = 0.0
+    var rest = Substring(trimmed)
+    while !rest.isEmpty {
+        let number = rest.prefix { $0.isNumber || $0 == "." }
+        guard !number.isEmpty, let value = Double(number) else { return nil }
+        rest = rest.dropFirst(number.count)
+        guard let (unit, scale) = units.first(where: { rest.hasPrefix($0.0) }) else { return nil }
+        rest = rest.dropFirst(unit.count)
+        total += value * scale
+    }
+    return .nanoseconds(Int64((total * 1e9).rounded()))
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

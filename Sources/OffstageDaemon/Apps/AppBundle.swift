@@ -1,0 +1,119 @@
+import Foundation
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An app to install: its `Info.plist`, read with `PropertyListSerialization`
+/// (XML or binary), and its executable.
+public struct AppBundle: Sendable, Equatable {
+    public var descriptor: AppDescriptor
+    /// Display name (`CFBundleDisplayName`, `CFBundleName`, or the executable's name).
+    public var name: String
+    /// Directory holding the `Info.plist`.
+    public var directory: String
+    public var plistPath: String
+    public var executable: String
+
+    /// Reads an app from a directory holding `Info.plist`, or from a plist file.
+    ///
+    /// `CFBundleExecutable` is looked up relative to the app directory, then in
+    /// each of `searchPaths` (the directory of the `offstage` binary, where
+    /// SwiftPM puts the sample apps); `executable` overrides it.
+    /// - Throws: ``DaemonError`` naming the file and what is wrong with it.
+    public static func load(path: String, executable: String? = nil, searchPaths: [String] = []) throws -> AppBundle {
+        var isDirectory: ObjCBool = false
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) else {
+            throw DaemonError(.badPlist, "\(path): no such file or directory")
+        }
+        let plistPath = isDirectory.boolValue ? absolute + "/Info.plist" : absolute
+        let directory = isDirectory.boolValue ? absolute : (absolute as NSString).deletingLastPathComponent
+        guard let data = FileManager.default.contents(atPath: plistPath) else {
+            throw DaemonError(.badPlist, "\(plistPath): no Info.plist here")
+        }
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw DaemonError(.badPlist, "\(plistPath): not a property list (XML or binary): \(error.localizedDescription)")
+        }
+        guard let info = plist as? [String: Any] else {
+            throw DaemonError(.badPlist, "\(plistPath): the top level must be a dictionary")
+        }
+        func string(_ key: String, required: Bool) throws -> String? {
+            guard let value = info[key] else {
+                if required { throw DaemonError(.badPlist, "\(plistPath): missing required key \(key)") }
+                return nil
+            }
+            guard let text = value as? String, !text.isEmpty else {
+                throw DaemonError(.badPlist, "\(plistPath): \(key) must be a non-empty string")
+            }
+            return text
+        }
+        func bool(_ key: String) throws -> Bool {
+            guard let value = info[key] else { return false }
+            guard let flag = value as? Bool else { throw DaemonError(.badPlist, "\(plistPath): \(key) must be a Boolean") }
+            return flag
+        }
+        let bundleID = try string("CFBundleIdentifier", required: true)!
+        guard bundleID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
+            throw DaemonError(
+                .badPlist, "\(plistPath): CFBundleIdentifier \"\(bundleID)\" may hold only letters, digits, '.', '-' and '_'")
+        }
+        var modes: Set<BackgroundMode> = []
+        if let raw = info["UIBackgroundModes"] {
+            guard let list = raw as? [Any] else {
+                throw DaemonError(.badPlist, "\(plistPath): UIBackgroundModes must be an array of strings")
+            }
+            for item in list {
+                guard let name = item as? String, let mode = BackgroundMode(rawValue: name) else {
+                    let known = BackgroundMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw DaemonError(.badPlist, "\(plistPath): unknown UIBackgroundModes entry \(item) (known: \(known))")
+                }
+                modes.insert(mode)
+            }
+        }
+        let newsstand = try bool("UINewsstandApp")
+        if modes.contains(.newsstandContent), !newsstand {
+            throw DaemonError(.badPlist, "\(plistPath): the newsstand-content mode requires UINewsstandApp = true")
+        }
+        let exitsOnSuspend = try bool("UIApplicationExitsOnSuspend")
+
+        let executableName = try executable ?? string("CFBundleExecutable", required: true)!
+        let resolved = try resolveExecutable(executableName, appDirectory: directory, searchPaths: searchPaths, plistPath: plistPath)
+        let name = try string("CFBundleDisplayName", required: false) ?? string("CFBundleName", required: false)
+            ?? (resolved as NSString).lastPathComponent
+        return AppBundle(
+            descriptor: AppDescriptor(
+                bundleID: bundleID, backgroundModes: modes, exitsOnSuspend: exitsOnSuspend, isNewsstandApp: newsstand),
+            name: name, directory: directory, plistPath: plistPath, executable: resolved)
+    }
+
+    static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], plistPath: String) throws
+        -> String
+    {
+        let candidates: [String]
+        if name.hasPrefix("/") {
+            candidates = [name]
+        } else {
+            let cwd = FileManager.default.currentDirectoryPath
+            candidates = [appDirectory + "/" + name] + searchPaths.map { $0 + "/" + name } + [cwd + "/" + name]
+        }
+        for candidate in candidates {
+            let path = URL(fileURLWithPath: candidate).standardizedFileURL.path
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
+            guard access(path, X_OK) == 0 else {
+                throw DaemonError(.badExecutable, "\(path): the executable is not executable (chmod +x it)")
+            }
+            return path
+        }
+        throw DaemonError(
+            .badExecutable,
+            "\(plistPath): executable \(name) not found (looked in \(([appDirectory] + searchPaths).joined(separator: ", ")))")
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs app processes: spawns them with the socket and token in their
+/// environment and their output in their log, freezes, thaws and kills them
+/// with real signals, notices their exit, reads their memory from `/proc`,
+/// and gives each app a container directory.
+public struct AppProcessHost: Sendable {
+    public let dataDirectory: String
+
+    public init(dataDirectory: String) {
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The app's container: `Documents`, `Library/Preferences`, `Library/Caches`, `tmp`.
+    public func containerPath(for bundleID: String) -> String { dataDirectory + "/containers/" + bundleID }
+
+    /// The file the app's stdout and stderr are appended to.
+    public func logPath(for bundleID: String) -> String { dataDirectory + "/logs/" + bundleID + ".log" }
+
+    /// Creates the container directories (idempotent).
+    public func prepareContainer(for bundleID: String) throws {
+        let root = containerPath(for: bundleID)
+        for sub in ["Documents", "Library/Preferences", "Library/Caches", "tmp"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+        }
+        try FileManager.default.createDirectory(atPath: dataDirectory + "/logs", withIntermediateDirectories: true)
+    }
+
+    /// Starts `executable` for `bundleID`. `onExit` is called once, from a
+    /// dedicated thread, when the process ends.
+    /// - Returns: the process id.
+    /// - Throws: ``DaemonError`` with code `.launchFailed`.
+    public func spawn(
+        executable: String, bundleID: String, environment extra: [String: String],
+        onExit: @escaping @Sendable (ExitStatus) -> Void
+    ) throws -> Int32 {
+        try prepareContainer(for: bundleID)
+        let container = containerPath(for: bundleID)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = container
+        environment["TMPDIR"] = container + "/tmp"
+        environment[AppEnvironment.container] = container
+        environment[AppEnvironment.bundleID] = bundleID
+        for (key, value) in extra { environment[key] = value }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath(for: bundleID), O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The daemon ignores or blocks some signals (SIGPIPE, SIGTERM for its
+        // own shutdown): give the app the defaults, and its own process group
+        // so a ^C at the daemon's terminal reaches the daemon only.
+        var all = sigset_t()
+        sigfillset(&all)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        let child = pid
+        let thread = Thread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            let signal = status & 0x7f
+            onExit(signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal))
+        }
+        thread.name = "offstage-wait-\(child)"
+        thread.start()
+        return pid
+    }
+
+    /// Freezes the process (SIGSTOP).
+    public func freeze(_ pid: Int32) { _ = kill(pid, SIGSTOP) }
+
+    /// Thaws the process (SIGCONT).
+    public func thaw(_ pid: Int32) { _ = kill(pid, SIGCONT) }
+
+    /// Kills the process (SIGKILL); a frozen process dies too.
+    public func terminate(_ pid: Int32) { _ = kill(pid, SIGKILL) }
+
+    /// Resident memory in bytes, from `/proc/PID/statm`.
+    public static func residentBytes(of pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// The process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
+    public static func startTicks(of pid: Int32) -> UInt64? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // fields[0] is the state (field 3), so field 22 is at index 19.
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+}

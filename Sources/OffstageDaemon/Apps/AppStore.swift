@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import OffstageCore
+
+/// An installed app as the store keeps it.
+public struct InstalledApp: Sendable, Equatable {
+    public var bundle: AppBundle
+    /// Per-app settings (developer overrides), as JSON.
+    public var settings: JSONValue
+    public var installedAt: Double
+}
+
+/// The daemon's persistent store (SQLite through GRDB, in the data directory):
+/// installed apps with their settings, and the app processes alive, so a
+/// restarted daemon loses no app and leaves no orphan behind.
+public final class AppStore: Sendable {
+    let database: DatabaseQueue
+
+    /// Opens (creating and migrating) the store at `path`.
+    /// - Throws: ``DaemonError`` with code `.storage`.
+    public init(path: String) throws {
+        do {
+            database = try DatabaseQueue(path: path)
+            try Self.migrator.migrate(database)
+        } catch {
+            throw DaemonError(.storage, "cannot open the store at \(path): \(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "app") { t in
+                t.primaryKey("bundleID", .text)
+                t.column("name", .text).notNull()
+                t.column("directory", .text).notNull()
+                t.column("plistPath", .text).notNull()
+                t.column("executable", .text).notNull()
+                t.column("backgroundModes", .text).notNull()
+                t.column("exitsOnSuspend", .boolean).notNull()
+                t.column("newsstandApp", .boolean).notNull()
+                t.column("settings", .text).notNull().defaults(to: "{}")
+                t.column("installedAt", .double).notNull()
+            }
+            try db.create(table: "process") { t in
+                t.primaryKey("bundleID", .text)
+                t.column("pid", .integer).notNull()
+                t.column("startTicks", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// Inserts or replaces an app, keeping its settings when it was installed before.
+    public func save(_ bundle: AppBundle, installedAt: Double) throws {
+        let d = bundle.descriptor
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO app (bundleID, name, directory, plistPath, executable, backgroundModes, exitsOnSuspend,
+                                     newsstandApp, installedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(bundleID) DO UPDATE SET name = excluded.name, directory = excluded.directory,
+                        plistPath = excluded.plistPath, executable = excluded.executable,
+                        backgroundModes = excluded.backgroundModes, exitsOnSuspend = excluded.exitsOnSuspend,
+                        newsstandApp = excluded.newsstandApp
+                    """,
+                arguments: [
+                    d.bundleID, bundle.name, bundle.directory, bundle.plistPath, bundle.executable,
+                    d.backgroundModes.map(\.rawValue).sorted().joined(separator: ","), d.exitsOnSuspend, d.isNewsstandApp,
+                    installedAt,
+                ])
+        }
+    }
+
+    public func remove(_ bundleID: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM app WHERE bundleID = ?", arguments: [bundleID]) }
+    }
+
+    /// Replaces an app's settings.
+    public func setSettings(_ settings: JSONValue, for bundleID: String) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE app SET settings = ? WHERE bundleID = ?", arguments: [settings.jsonText, bundleID])
+        }
+    }
+
+    /// Every installed app, in install order.
+    public func apps() throws -> [InstalledApp] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM app ORDER BY installedAt, bundleID").map { row in
+                let modes = (row["backgroundModes"] as String).split(separator: ",").compactMap {
+                    BackgroundMode(rawValue: String($0))
+                }
+                let descriptor = AppDescriptor(
+                    bundleID: row["bundleID"], backgroundModes: Set(modes), exitsOnSuspend: row["exitsOnSuspend"],
+                    isNewsstandApp: row["newsstandApp"])
+                let bundle = AppBundle(
+                    descriptor: descriptor, name: row["name"], directory: row["directory"], plistPath: row["plistPath"],
+                    executable: row["executable"])
+                let settings = (try? JSONValue(parsing: row["settings"] as String)) ?? .emptyObject
+                return InstalledApp(bundle: bundle, settings: settings, installedAt: row["installedAt"])
+            }
+        }
+    }
+
+    /// Records a live app process (pid plus its start time, so a reused pid is never mistaken for it).
+    public func recordProcess(_ bundleID: String, pid: Int32, startTicks: UInt64) throws {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO process (bundleID, pid, startTicks) VALUES (?, ?, ?)",
+                arguments: [bundleID, Int(pid), Int64(bitPattern: startTicks)])
+        }
+    }
+
+    public func forgetProcess(_ bundleID: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM process WHERE bundleID = ?", arguments: [bundleID]) }
+    }
+
+    /// Processes recorded as alive (left over if the daemon died).
+    public func recordedProcesses() throws -> [(bundleID: String, pid: Int32, startTicks: UInt64)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM process").map {
+                ($0["bundleID"], Int32($0["pid"] as Int), UInt64(bitPattern: $0["startTicks"] as Int64))
+            }
+        }
+    }
+
+    private func write(_ body: (Database) throws -> Void) throws {
+        do { try database.write(body) } catch { throw DaemonError(.storage, "store write failed: \(error)") }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try database.read(body) } catch { throw DaemonError(.storage, "store read failed: \(error)") }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import OffstageCore
+import ServiceLifecycle
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A running daemon: its engine, its servers and its event loop.
+///
+/// `offstage daemon` runs one as a ``Service`` until SIGTERM/SIGINT; the
+/// scenario runner and the tests start a private one in-process.
+public final class RunningDaemon: Sendable {
+    public let configuration: DaemonConfiguration
+    public let engine: EngineHandle
+    let group: MultiThreadedEventLoopGroup
+    let channels: [Channel]
+
+    /// Starts a daemon: opens the store, binds the control and app sockets.
+    /// - Throws: ``DaemonError`` (socket in use, unusable data directory, …).
+    public static func start(_ configuration: DaemonConfiguration, logger: Logger) async throws -> RunningDaemon {
+        signal(SIGPIPE, SIG_IGN)
+        try SocketPreparation.prepare(configuration.controlSocket)
+        try SocketPreparation.prepare(configuration.appSocket)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        do {
+            let handle = try await loop.submit {
+                let engine = try Engine(eventLoop: loop, configuration: configuration, logger: logger)
+                let handle = EngineHandle(engine: engine)
+                engine.handle = handle
+                return handle
+            }.get()
+            let bound = handle.engine
+            let control = try await ServerBootstrap(group: group)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: 1 << 20)),
+                            ControlHandler(engine: bound),
+                        ])
+                    }
+                }
+                .bind(unixDomainSocketPath: configuration.controlSocket).get()
+            let apps = try await ServerBootstrap(group: group)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumMessageBytes)),
+                            AppConnectionHandler(engine: bound),
+                        ])
+                    }
+                }
+                .bind(unixDomainSocketPath: configuration.appSocket).get()
+            chmod(configuration.controlSocket, 0o600)
+            chmod(configuration.appSocket, 0o600)
+            return RunningDaemon(configuration: configuration, engine: handle, group: group, channels: [control, apps])
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    init(configuration: DaemonConfiguration, engine: EngineHandle, group: MultiThreadedEventLoopGroup, channels: [Channel]) {
+        self.configuration = configuration
+        self.engine = engine
+        self.group = group
+        self.channels = channels
+    }
+
+    /// Kills the apps, closes the sockets and stops the event loop.
+    public func stop() async {
+        try? await engine.submit { $0.shutdown() }.get()
+        for channel in channels { try? await channel.close().get() }
+        unlink(configuration.controlSocket)
+        unlink(configuration.appSocket)
+        try? await group.shutdownGracefully()
+    }
+
+    /// Runs a control command in-process (the same path as the socket).
+    public func control(_ request: JSONValue) async throws -> ControlReply {
+        try await engine.flatSubmit { $0.control(request) }.get()
+    }
+}
+
+/// `offstage daemon` as a service: runs until a graceful shutdown (SIGTERM/SIGINT).
+public struct DaemonService: Service {
+    let configuration: DaemonConfiguration
+    let logger: Logger
+
+    public init(configuration: DaemonConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let daemon = try await RunningDaemon.start(configuration, logger: logger)
+        logger.info(
+            "offstage daemon running",
+            metadata: [
+                "control": "\(configuration.controlSocket)", "data": "\(configuration.dataDirectory)",
+                "clock": "\(configuration.clock.rawValue)", "profile": "\(configuration.policy.profileName)",
+            ])
+        try? await gracefulShutdown()
+        logger.info("offstage daemon stopping")
+        await daemon.stop()
+    }
+}

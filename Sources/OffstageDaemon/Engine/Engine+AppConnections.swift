@@ -1,0 +1,109 @@
+import NIOCore
+import OffstageCore
+
+/// What the daemon knows of one app connection.
+struct AppConnectionIdentity {
+    var bundleID: String
+    var launch: Int
+}
+
+extension Engine {
+    /// A `hello`: the token must be the one given to this launch, presented by
+    /// the process it was given to, once.
+    func hello(token: String, pid: Int32, version: Int, channel: Channel) -> AppConnectionIdentity? {
+        guard let (app, launch) = tokens[token], var process = processes[app], process.launch == launch else {
+            violation(app: nil, reason: "hello with an unknown token", detail: ["pid": JSONValue(Int(pid))])
+            return nil
+        }
+        guard process.pid == pid else {
+            violation(
+                app: app, reason: "hello with the token of another process",
+                detail: ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))])
+            return nil
+        }
+        guard process.channel == nil else {
+            violation(app: app, reason: "second hello with a used token", detail: [:])
+            return nil
+        }
+        guard version == offstageProtocolVersion else {
+            violation(
+                app: app, reason: "unsupported protocol version",
+                detail: ["version": JSONValue(version), "supported": JSONValue(offstageProtocolVersion)])
+            return nil
+        }
+        process.channel = channel
+        processes[app] = process
+        let welcome = DaemonMessage.welcome(
+            bundleID: app, container: host.containerPath(for: app), clock: clock.mode.rawValue, time: now.seconds)
+        channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(welcome.json)), promise: nil)
+        perform(board.appConnected(app, launch: launch, at: now))
+        return AppConnectionIdentity(bundleID: app, launch: launch)
+    }
+
+    /// A message after `hello`.
+    func received(_ message: AppMessage, from identity: AppConnectionIdentity, channel: Channel) {
+        guard processes[identity.bundleID]?.launch == identity.launch else { return }
+        switch message {
+        case .hello:
+            violation(app: identity.bundleID, reason: "second hello on a connection", detail: [:], kill: false)
+        case .ack(let id):
+            let (accepted, actions) = board.acknowledge(identity.bundleID, callback: id, at: now)
+            if !accepted {
+                violation(
+                    app: identity.bundleID, reason: "ack for a callback that is not waiting", detail: ["id": JSONValue(id)],
+                    kill: false)
+            }
+            perform(actions)
+        case .request(let id, let method, let params):
+            let reply: DaemonMessage
+            do {
+                reply = .reply(id: id, result: try request(identity.bundleID, method: method, params: params))
+            } catch let error as LifecycleError {
+                reply = .failure(id: id, code: error.code.rawValue, message: error.message)
+            } catch {
+                reply = .failure(id: id, code: "badRequest", message: "\(error)")
+            }
+            channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(reply.json)), promise: nil)
+        }
+    }
+
+    func request(_ app: String, method: String, params: JSONValue) throws -> JSONValue {
+        switch RequestMethod(rawValue: method) {
+        case .beginBackgroundTask:
+            let (task, remaining, actions) = try board.beginBackgroundTask(app, at: now)
+            perform(actions)
+            return ["task": task.map { JSONValue($0) } ?? .null, "remaining": JSONValue(remaining)]
+        case .endBackgroundTask:
+            guard let task = params["task"]?.intValue else { throw ProtocolError("endBackgroundTask needs a task") }
+            perform(try board.endBackgroundTask(app, task: task, at: now))
+            return .emptyObject
+        case .backgroundTimeRemaining:
+            return ["remaining": JSONValue(board.backgroundTimeRemaining(app))]
+        case .scheduleTimer:
+            guard let after = params["after"]?.doubleValue, after.isFinite, after >= 0 else {
+                throw ProtocolError("scheduleTimer needs a non-negative number of seconds in \"after\"")
+            }
+            let timer = try board.scheduleTimer(app, after: .nanoseconds(Int64(after * 1e9)), at: now)
+            perform([])
+            return ["timer": JSONValue(timer)]
+        case .cancelTimer:
+            guard let timer = params["timer"]?.intValue else { throw ProtocolError("cancelTimer needs a timer") }
+            board.cancelTimer(app, timer: timer)
+            perform([])
+            return .emptyObject
+        case nil:
+            throw ProtocolError("unknown method \"\(method)\"")
+        }
+    }
+
+    /// Logs a protocol violation; unless `kill` is false, the app is killed
+    /// (it can no longer be trusted to answer, and would stall the system).
+    func violation(app: String?, reason: String, detail: [String: JSONValue], kill: Bool = true) {
+        var detail = detail
+        detail["reason"] = .string(reason)
+        record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
+        if kill, let app, let process = processes[app] {
+            host.terminate(process.pid)
+        }
+    }
+}

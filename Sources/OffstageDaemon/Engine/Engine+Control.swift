@@ -1,0 +1,277 @@
+import Foundation
+import NIOCore
+import OffstageCore
+
+/// A control command's outcome: a result, or one line saying what is wrong.
+public enum ControlReply: Sendable {
+    case ok(JSONValue)
+    case failure(String)
+
+    public var json: JSONValue {
+        switch self {
+        case .ok(let result): return ["ok": true, "result": result]
+        case .failure(let message): return ["ok": false, "error": .string(message)]
+        }
+    }
+}
+
+extension Engine {
+    /// Runs one control command: waits for earlier work to settle, performs
+    /// the command, waits for its callbacks to settle, then replies. Errors
+    /// the command caused (a crash, a watchdog kill) come back in `errors`.
+    func control(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+        let readOnly = ["status", "apps", "events"].contains(request["command"]?.stringValue ?? "")
+            || (request["command"]?.stringValue == "clock" && request["action"]?.stringValue != "advance")
+        if readOnly {
+            do { return try execute(request) } catch { return eventLoop.makeSucceededFuture(.failure("\(error)")) }
+        }
+        // Commands run one after another, each on a settled system.
+        let previous = controlChain
+        let done = eventLoop.makePromise(of: Void.self)
+        controlChain = done.futureResult
+        let bound = handle.engine
+        let reply = previous.flatMap { bound.value.runControl(request) }
+        reply.whenComplete { _ in done.succeed() }
+        return reply
+    }
+
+    private func runControl(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+        let bound = handle.engine
+        return whenSettled().flatMap {
+            let engine = bound.value
+            let before = engine.log.lastSeq
+            let outcome: EventLoopFuture<ControlReply>
+            do {
+                outcome = try engine.execute(request)
+            } catch let error as LifecycleError {
+                return engine.eventLoop.makeSucceededFuture(.failure(error.message))
+            } catch let error as DaemonError {
+                return engine.eventLoop.makeSucceededFuture(.failure(error.message))
+            } catch {
+                return engine.eventLoop.makeSucceededFuture(.failure("\(error)"))
+            }
+            return outcome.flatMap { reply in
+                bound.value.whenSettled().map {
+                    bound.value.annotate(reply, request: request, since: before)
+                }
+            }
+        }
+    }
+
+    /// Adds the errors logged since `seq`; a launch whose app did not come up fails.
+    func annotate(_ reply: ControlReply, request: JSONValue, since seq: Int) -> ControlReply {
+        guard case .ok(var result) = reply else { return reply }
+        let errors = log.events(after: seq).filter { $0.kind == .error }
+        if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
+            board.state(of: app) == .notRunning
+        {
+            let why = errors.last { $0.app == app }.map(describe) ?? "it exited"
+            return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))")
+        }
+        if !errors.isEmpty, case .object(var members) = result {
+            members["errors"] = .array(errors.map(\.json))
+            result = .object(members)
+        }
+        return .ok(result)
+    }
+
+    func describe(_ event: Event) -> String {
+        switch event.name {
+        case "crashed":
+            if let signal = event.detail["signal"]?.intValue {
+                return "it crashed (signal \(signal)\(signalName(signal).map { ", " + $0 } ?? ""))"
+            }
+            return "it exited with status \(event.detail["status"]?.intValue ?? -1)"
+        case "watchdogTimeout":
+            return "the watchdog killed it after \(event.detail["limit"]?.doubleValue.map(formatSeconds) ?? "?") s in "
+                + (event.detail["callback"]?.stringValue ?? "a callback") + " (0x8badf00d)"
+        case "launchFailed":
+            return event.detail["reason"]?.stringValue ?? "it could not be started"
+        default:
+            return event.name + " " + event.detail.jsonText
+        }
+    }
+
+    func execute(_ request: JSONValue) throws -> EventLoopFuture<ControlReply> {
+        guard let command = request["command"]?.stringValue else {
+            throw DaemonError(.badRequest, "request has no \"command\"")
+        }
+        func app() throws -> String {
+            guard let id = request["app"]?.stringValue else { throw DaemonError(.badRequest, "\(command) needs an app") }
+            guard bundles[id] != nil else { throw DaemonError(.unknownApp, "no app with bundle id \(id) is installed") }
+            return id
+        }
+        func submit(_ input: Springboard.Input) throws -> EventLoopFuture<ControlReply> {
+            perform(try board.submit(input, at: now))
+            return eventLoop.makeSucceededFuture(.ok(.emptyObject))
+        }
+        func succeed(_ result: JSONValue) -> EventLoopFuture<ControlReply> {
+            eventLoop.makeSucceededFuture(.ok(result))
+        }
+
+        switch command {
+        case "install":
+            guard let path = request["path"]?.stringValue else { throw DaemonError(.badRequest, "install needs a path") }
+            return succeed(try install(path: path, executable: request["executable"]?.stringValue))
+        case "uninstall":
+            let id = try app()
+            try board.uninstall(id)
+            try store.remove(id)
+            bundles[id] = nil
+            record(LogEntry(kind: .system, app: id, name: "uninstalled"))
+            return succeed(["bundleID": .string(id)])
+        case "apps":
+            return succeed(.array(board.installedApps.map { appJSON($0.bundleID) }))
+        case "launch": return try submit(.launch(try app()))
+        case "home": return try submit(.home)
+        case "lock": return try submit(.lock)
+        case "unlock": return try submit(.unlock)
+        case "switcher":
+            switch request["action"]?.stringValue {
+            case "show": return try submit(.switcherShow)
+            case "hide": return try submit(.switcherHide)
+            case "kill": return try submit(.switcherKill(try app()))
+            default: throw DaemonError(.badRequest, "switcher needs show, hide or kill")
+            }
+        case "alert":
+            switch request["action"]?.stringValue {
+            case "show": return try submit(.alertShow)
+            case "dismiss": return try submit(.alertDismiss)
+            case "reply": return try submit(.alertReply)
+            default: throw DaemonError(.badRequest, "alert needs show, dismiss or reply")
+            }
+        case "memory":
+            switch request["action"]?.stringValue {
+            case "warning": return try submit(.memoryWarning)
+            case "pressure":
+                var resident: [String: Int] = [:]
+                for (id, process) in processes {
+                    resident[id] = AppProcessHost.residentBytes(of: process.pid) ?? 0
+                }
+                return try submit(.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident))
+            default: throw DaemonError(.badRequest, "memory needs warning or pressure")
+            }
+        case "device":
+            let (name, detail) = try deviceChange(request)
+            return try submit(.deviceChange(name, detail))
+        case "wake":
+            guard let callback = request["callback"]?.stringValue else {
+                throw DaemonError(.badRequest, "wake needs a callback")
+            }
+            return try submit(.wake(try app(), callback: callback, detail: request["detail"] ?? .emptyObject))
+        case "launchInBackground":
+            return try submit(.launchInBackground(try app(), options: request["options"] ?? .emptyObject))
+        case "status":
+            return succeed(status())
+        case "events":
+            let events = log.events(after: request["after"]?.intValue ?? 0, app: request["appFilter"]?.stringValue)
+            let limit = request["limit"]?.intValue ?? events.count
+            return succeed(.array(events.suffix(limit).map(\.json)))
+        case "clock":
+            switch request["action"]?.stringValue {
+            case "now", nil:
+                return succeed(clockJSON())
+            case "advance":
+                guard clock.mode == .virtual else {
+                    throw DaemonError(.invalidState, "the daemon runs on the real clock; start it with --clock virtual")
+                }
+                guard let seconds = request["seconds"]?.doubleValue, seconds >= 0, seconds.isFinite else {
+                    throw DaemonError(.badRequest, "clock advance needs a non-negative duration")
+                }
+                let bound = handle.engine
+                return advance(by: .nanoseconds(Int64(seconds * 1e9))).map { .ok(bound.value.clockJSON()) }
+            default:
+                throw DaemonError(.badRequest, "clock needs now or advance")
+            }
+        default:
+            throw DaemonError(.badRequest, "unknown command \"\(command)\"")
+        }
+    }
+
+    /// Installs (or reinstalls) an app. A second install of the same bundle id
+    /// replaces the first, keeping its container and settings; it is refused
+    /// while the app runs.
+    func install(path: String, executable: String?) throws -> JSONValue {
+        let bundle = try AppBundle.load(
+            path: path, executable: executable, searchPaths: configuration.executableSearchPaths)
+        let id = bundle.descriptor.bundleID
+        let replaced = bundles[id] != nil
+        if replaced, board.state(of: id) != .notRunning {
+            throw DaemonError(.appRunning, "\(id) is running; kill it (offstage switcher kill \(id)) before reinstalling")
+        }
+        try host.prepareContainer(for: id)
+        try store.save(bundle, installedAt: Date().timeIntervalSince1970)
+        bundles[id] = bundle
+        board.install(bundle.descriptor)
+        record(LogEntry(
+            kind: .system, app: id, name: replaced ? "reinstalled" : "installed",
+            detail: ["executable": .string(bundle.executable)]))
+        return appJSON(id).objectValue.map { .object($0.merging(["replaced": .bool(replaced)]) { $1 }) } ?? .null
+    }
+
+    func deviceChange(_ request: JSONValue) throws -> (SystemNotificationName, JSONValue) {
+        let value = request["value"]
+        switch request["what"]?.stringValue {
+        case "battery":
+            guard let level = value?.doubleValue, (0...1).contains(level) else {
+                throw DaemonError(.badRequest, "battery level must be a number from 0 to 1")
+            }
+            return (.batteryLevel, ["level": JSONValue(level)])
+        case "orientation":
+            let known = ["portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight", "faceUp", "faceDown"]
+            guard let orientation = value?.stringValue, known.contains(orientation) else {
+                throw DaemonError(.badRequest, "orientation must be one of \(known.joined(separator: ", "))")
+            }
+            return (.orientation, ["orientation": .string(orientation)])
+        case "locale":
+            guard let locale = value?.stringValue, !locale.isEmpty else {
+                throw DaemonError(.badRequest, "locale needs an identifier such as fr_FR")
+            }
+            return (.locale, ["locale": .string(locale)])
+        case "time-jump":
+            return (.significantTimeChange, .emptyObject)
+        default:
+            throw DaemonError(.badRequest, "device needs battery, orientation, locale or time-jump")
+        }
+    }
+
+    func appJSON(_ id: String) -> JSONValue {
+        guard let bundle = bundles[id] else { return .null }
+        var object: [String: JSONValue] = [
+            "bundleID": .string(id), "name": .string(bundle.name), "executable": .string(bundle.executable),
+            "backgroundModes": .array(bundle.descriptor.backgroundModes.map(\.rawValue).sorted().map { .string($0) }),
+            "exitsOnSuspend": .bool(bundle.descriptor.exitsOnSuspend),
+            "state": .string((board.state(of: id) ?? .notRunning).rawValue),
+            "container": .string(host.containerPath(for: id)), "log": .string(host.logPath(for: id)),
+        ]
+        if let process = processes[id] {
+            object["pid"] = JSONValue(Int(process.pid))
+            object["residentBytes"] = AppProcessHost.residentBytes(of: process.pid).map { JSONValue($0) } ?? .null
+        }
+        let tasks = board.openTasks(of: id)
+        if !tasks.isEmpty {
+            object["backgroundTasks"] = .array(tasks.map { JSONValue($0) })
+            object["backgroundTimeRemaining"] = JSONValue(board.backgroundTimeRemaining(id))
+        }
+        return .object(object)
+    }
+
+    func clockJSON() -> JSONValue {
+        ["mode": .string(clock.mode.rawValue), "time": JSONValue(now.seconds)]
+    }
+
+    func status() -> JSONValue {
+        let overlays = board.overlaysShown
+        return [
+            "clock": clockJSON(), "profile": .string(board.policy.profileName),
+            "foreground": board.foregroundApp.map { .string($0) } ?? .null,
+            "switcher": .bool(overlays.switcher), "alert": .bool(overlays.alert), "locked": .bool(overlays.locked),
+            "apps": .array(board.installedApps.map { appJSON($0.bundleID) }),
+            "lastEvent": JSONValue(log.lastSeq),
+        ]
+    }
+}
+
+func signalName(_ signal: Int) -> String? {
+    [4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"][signal]
+}

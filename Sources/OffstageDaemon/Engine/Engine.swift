@@ -1,0 +1,306 @@
+import Foundation
+import Logging
+import NIOCore
+import OffstageCore
+
+/// What the daemon runs with.
+public struct DaemonConfiguration: Sendable {
+    public var dataDirectory: String
+    public var controlSocket: String
+    public var appSocket: String
+    public var clock: ClockMode
+    public var policy: LifecyclePolicy
+    /// Virtual time: how long (real time) to wait for a hung app's
+    /// acknowledgement before letting virtual time run on to its watchdog.
+    public var hangGrace: TimeAmount
+    /// Where `CFBundleExecutable` is looked up after the app directory.
+    public var executableSearchPaths: [String]
+    /// Keep the event log in memory only (no `events.jsonl`, no store on disk).
+    public var ephemeral: Bool
+
+    public init(
+        dataDirectory: String, controlSocket: String, appSocket: String, clock: ClockMode = .real,
+        policy: LifecyclePolicy = .default, hangGrace: TimeAmount = .seconds(2), executableSearchPaths: [String] = [],
+        ephemeral: Bool = false
+    ) {
+        self.dataDirectory = dataDirectory
+        self.controlSocket = controlSocket
+        self.appSocket = appSocket
+        self.clock = clock
+        self.policy = policy
+        self.hangGrace = hangGrace
+        self.executableSearchPaths = executableSearchPaths
+        self.ephemeral = ephemeral
+    }
+}
+
+/// The daemon's heart: the lifecycle core driven by real processes, sockets
+/// and a clock. Every method runs on one event loop, so the core sees one
+/// input at a time; other threads reach it through ``EngineHandle``.
+public final class Engine {
+    let eventLoop: EventLoop
+    let configuration: DaemonConfiguration
+    var board: Springboard
+    var clock: DaemonClock
+    let host: AppProcessHost
+    let store: AppStore
+    public let log: EventLog
+    let logger: Logger
+    var bundles: [String: AppBundle] = [:]
+    var settings: [String: JSONValue] = [:]
+    var processes: [String: AppProcess] = [:]
+    var tokens: [String: (bundleID: String, launch: Int)] = [:]
+    var idleWaiters: [EventLoopPromise<Void>] = []
+    var realTimer: Scheduled<Void>?
+    var realTimerDeadline: ClockTime?
+    /// Completes when the last control command has replied.
+    lazy var controlChain: EventLoopFuture<Void> = eventLoop.makeSucceededVoidFuture()
+    /// Handed to process-exit threads so they can come back to the loop.
+    var handle: EngineHandle!
+
+    struct AppProcess {
+        var pid: Int32
+        var launch: Int
+        var token: String
+        var channel: Channel?
+    }
+
+    init(eventLoop: EventLoop, configuration: DaemonConfiguration, logger: Logger) throws {
+        self.eventLoop = eventLoop
+        self.configuration = configuration
+        self.logger = logger
+        board = Springboard(policy: configuration.policy)
+        clock = DaemonClock(mode: configuration.clock)
+        host = AppProcessHost(dataDirectory: configuration.dataDirectory)
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        store = try AppStore(path: configuration.ephemeral ? ":memory:" : configuration.dataDirectory + "/offstage.sqlite")
+        log = EventLog(path: configuration.ephemeral ? nil : configuration.dataDirectory + "/events.jsonl")
+        for app in try store.apps() {
+            bundles[app.bundle.descriptor.bundleID] = app.bundle
+            settings[app.bundle.descriptor.bundleID] = app.settings
+            board.install(app.bundle.descriptor)
+        }
+        reapOrphans()
+        record(LogEntry(
+            kind: .system, app: nil, name: "daemonStarted",
+            detail: [
+                "clock": .string(configuration.clock.rawValue), "profile": .string(configuration.policy.profileName),
+                "apps": JSONValue(bundles.count),
+            ]))
+    }
+
+    /// The current time on the daemon's clock.
+    var now: ClockTime { clock.now }
+
+    /// Processes recorded by a daemon that died are killed, so no frozen
+    /// orphan outlives it.
+    func reapOrphans() {
+        guard let recorded = try? store.recordedProcesses() else { return }
+        for (bundleID, pid, ticks) in recorded {
+            if AppProcessHost.startTicks(of: pid) == ticks {
+                host.terminate(pid)
+                record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
+            }
+            try? store.forgetProcess(bundleID)
+        }
+    }
+
+    @discardableResult
+    func record(_ entry: LogEntry) -> Event {
+        log.append(entry, time: now.seconds)
+    }
+
+    // MARK: Performing the core's actions
+
+    /// Performs actions in order; actions that produce more (a failed spawn)
+    /// are performed in turn. Then wakes idle waiters and re-arms the timer.
+    func perform(_ initial: [SystemAction]) {
+        var pending = initial[...]
+        var more: [SystemAction] = []
+        while true {
+            while let action = pending.popFirst() {
+                more += execute(action)
+            }
+            if more.isEmpty { break }
+            pending = more[...]
+            more = []
+        }
+        if board.isIdle, !idleWaiters.isEmpty {
+            let waiters = idleWaiters
+            idleWaiters = []
+            for waiter in waiters { waiter.succeed() }
+        }
+        if clock.mode == .real { armRealTimer() }
+    }
+
+    private func execute(_ action: SystemAction) -> [SystemAction] {
+        switch action {
+        case .log(let entry):
+            record(entry)
+        case .deliver(let app, let message):
+            guard let channel = processes[app]?.channel else {
+                record(LogEntry(kind: .error, app: app, name: "deliveryFailed", detail: ["callback": .string(message.name)]))
+                return []
+            }
+            let bytes = LineFraming.encode(DaemonMessage.callback(message).json)
+            channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
+        case .spawn(let app, let launch):
+            return spawn(app, launch: launch)
+        case .freeze(let app):
+            if let pid = processes[app]?.pid { host.freeze(pid) }
+        case .thaw(let app):
+            if let pid = processes[app]?.pid { host.thaw(pid) }
+        case .kill(let app, let launch):
+            if let process = processes[app], process.launch == launch {
+                host.terminate(process.pid)
+            }
+        }
+        return []
+    }
+
+    private func spawn(_ app: String, launch: Int) -> [SystemAction] {
+        guard let bundle = bundles[app] else {
+            return board.spawnFailed(app, launch: launch, reason: "not installed", at: now)
+        }
+        let token = Self.makeToken()
+        let handle = self.handle!
+        do {
+            let pid = try host.spawn(
+                executable: bundle.executable, bundleID: app,
+                environment: [AppEnvironment.socket: configuration.appSocket, AppEnvironment.token: token],
+                onExit: { status in handle.processExited(app, launch: launch, status: status) })
+            processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil)
+            tokens[token] = (app, launch)
+            if let ticks = AppProcessHost.startTicks(of: pid) { try? store.recordProcess(app, pid: pid, startTicks: ticks) }
+            return []
+        } catch {
+            return board.spawnFailed(app, launch: launch, reason: "\(error)", at: now)
+        }
+    }
+
+    static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
+    }
+
+    // MARK: Processes
+
+    func processExited(_ app: String, launch: Int, status: ExitStatus) {
+        if let process = processes[app], process.launch == launch {
+            processes[app] = nil
+            tokens[process.token] = nil
+            process.channel?.close(promise: nil)
+            try? store.forgetProcess(app)
+        }
+        perform(board.processExited(app, launch: launch, status: status, at: now))
+    }
+
+    // MARK: Waiting
+
+    /// Succeeds when the core has no queued work and waits for no app.
+    func whenIdle() -> EventLoopFuture<Void> {
+        if board.isIdle { return eventLoop.makeSucceededVoidFuture() }
+        let promise = eventLoop.makePromise(of: Void.self)
+        idleWaiters.append(promise)
+        return promise.futureResult
+    }
+
+    /// Idle, or — in virtual time — the hang grace has passed (a hung app's
+    /// watchdog then fires as virtual time moves on).
+    func whenSettled() -> EventLoopFuture<Void> {
+        let idle = whenIdle()
+        guard clock.mode == .virtual, !board.isIdle else { return idle }
+        let promise = eventLoop.makePromise(of: Void.self)
+        let timeout = eventLoop.scheduleTask(in: configuration.hangGrace) { promise.succeed() }
+        idle.whenComplete { _ in
+            timeout.cancel()
+            promise.succeed()
+        }
+        return promise.futureResult
+    }
+
+    // MARK: Time
+
+    private func armRealTimer() {
+        let next = board.nextDeadline()
+        if next == realTimerDeadline, realTimer != nil { return }
+        realTimer?.cancel()
+        realTimer = nil
+        realTimerDeadline = next
+        guard let next else { return }
+        let handle = self.handle!
+        realTimer = eventLoop.scheduleTask(deadline: clock.deadline(of: next)) {
+            handle.timerFired()
+        }
+    }
+
+    func realTimerFired() {
+        realTimer = nil
+        realTimerDeadline = nil
+        perform(board.advance(to: now))
+    }
+
+    /// Virtual time: moves the clock forward by `duration`, stopping at each
+    /// deadline on the way and waiting for the apps to settle before going on.
+    func advance(by duration: Duration) -> EventLoopFuture<Void> {
+        precondition(clock.mode == .virtual)
+        let target = now + duration
+        return advance(to: target)
+    }
+
+    func advance(to target: ClockTime) -> EventLoopFuture<Void> {
+        let bound = handle.engine
+        return whenSettled().flatMap {
+            let engine = bound.value
+            if let next = engine.board.nextDeadline(), next <= target {
+                engine.clock.set(next)
+                engine.perform(engine.board.advance(to: next))
+                return engine.advance(to: target)
+            }
+            engine.clock.set(target)
+            engine.perform(engine.board.advance(to: target))
+            return engine.whenSettled()
+        }
+    }
+
+    // MARK: Shutdown
+
+    /// Kills every app process (the device powers off) and logs it.
+    func shutdown() {
+        for (app, process) in processes {
+            host.terminate(process.pid)
+            try? store.forgetProcess(app)
+        }
+        record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
+        realTimer?.cancel()
+    }
+}
+
+/// A `Sendable` handle on the engine: hops onto its event loop.
+public final class EngineHandle: Sendable {
+    let engine: NIOLoopBound<Engine>
+    public let eventLoop: EventLoop
+
+    init(engine: Engine) {
+        self.engine = NIOLoopBound(engine, eventLoop: engine.eventLoop)
+        self.eventLoop = engine.eventLoop
+    }
+
+    func processExited(_ app: String, launch: Int, status: ExitStatus) {
+        eventLoop.execute { self.engine.value.processExited(app, launch: launch, status: status) }
+    }
+
+    func timerFired() {
+        engine.value.realTimerFired()
+    }
+
+    /// Runs `body` on the engine's loop.
+    public func submit<T: Sendable>(_ body: @escaping @Sendable (Engine) throws -> T) -> EventLoopFuture<T> {
+        eventLoop.submit { try body(self.engine.value) }
+    }
+
+    /// Runs `body` on the engine's loop and flattens the future it returns.
+    public func flatSubmit<T: Sendable>(_ body: @escaping @Sendable (Engine) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        eventLoop.flatSubmit { body(self.engine.value) }
+    }
+}

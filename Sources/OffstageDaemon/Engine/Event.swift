@@ -1,0 +1,60 @@
+import OffstageCore
+
+/// One entry of the event log, as `offstage events --json` prints it.
+public struct Event: Equatable, Sendable {
+    public var seq: Int
+    /// Seconds since the daemon's clock epoch.
+    public var time: Double
+    public var app: String?
+    public var kind: EventKind
+    public var name: String
+    public var detail: JSONValue
+
+    public init(seq: Int, time: Double, app: String?, kind: EventKind, name: String, detail: JSONValue) {
+        self.seq = seq
+        self.time = time
+        self.app = app
+        self.kind = kind
+        self.name = name
+        self.detail = detail
+    }
+
+    public var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "seq": JSONValue(seq), "time": JSONValue(time), "kind": .string(kind.rawValue), "name": .string(name),
+            "detail": detail,
+        ]
+        if let app { object["app"] = .string(app) }
+        return .object(object)
+    }
+
+    public init(json: JSONValue) throws {
+        guard let seq = json["seq"]?.intValue, let time = json["time"]?.doubleValue,
+            let kindName = json["kind"]?.stringValue, let kind = EventKind(rawValue: kindName),
+            let name = json["name"]?.stringValue
+        else { throw DaemonError(.badRequest, "malformed event: \(json.jsonText)") }
+        self.init(
+            seq: seq, time: time, app: json["app"]?.stringValue, kind: kind, name: name,
+            detail: json["detail"] ?? .emptyObject)
+    }
+
+    /// The event as a console line, in the spirit of the seeds' State Lab logs:
+    /// `   10.000  StateLab  applicationDidEnterBackground:`.
+    public var humanLine: String {
+        let clock = formatSeconds(time)
+        let padded = String(repeating: " ", count: max(0, 10 - clock.count)) + clock
+        let who = app.map { $0.split(separator: ".").last.map(String.init) ?? $0 } ?? "system"
+        let detailText: String
+        if case .object(let members) = detail, members.isEmpty {
+            detailText = ""
+        } else {
+            detailText = "  " + detail.jsonText
+        }
+        switch kind {
+        case .callback: return "\(padded)  \(who)  \(name)\(detailText)"
+        case .state: return "\(padded)  \(who)  -> \(name)"
+        case .system: return "\(padded)  \(who)  [\(name)]\(detailText)"
+        case .error: return "\(padded)  \(who)  ERROR \(name)\(detailText)"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The event log: the latest events in memory, every event appended to a
+/// file (`events.jsonl` in the data directory) as it happens, and live
+/// subscribers for `events --follow`.
+///
+/// Confined to the daemon's event loop.
+public final class EventLog {
+    public private(set) var events: [Event] = []
+    public let capacity: Int
+    private(set) var nextSeq: Int
+    private let fd: Int32?
+    private var subscribers: [Int: (Event) -> Void] = [:]
+    private var nextSubscriber = 1
+
+    /// - Parameters:
+    ///   - path: file to append to (`nil`: memory only); its last `seq` is continued.
+    ///   - capacity: how many events to keep in memory.
+    public init(path: String?, capacity: Int = 100_000) {
+        self.capacity = capacity
+        if let path {
+            nextSeq = (Self.lastSeq(in: path) ?? 0) + 1
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            self.fd = fd >= 0 ? fd : nil
+        } else {
+            nextSeq = 1
+            fd = nil
+        }
+    }
+
+    deinit {
+        if let fd { close(fd) }
+    }
+
+    /// Appends an entry stamped with `seq` and `time`.
+    @discardableResult
+    public func append(_ entry: LogEntry, time: Double) -> Event {
+        let event = Event(seq: nextSeq, time: time, app: entry.app, kind: entry.kind, name: entry.name, detail: entry.detail)
+        nextSeq += 1
+        events.append(event)
+        if events.count > capacity + capacity / 4 { events.removeFirst(events.count - capacity) }
+        if let fd {
+            let line = LineFraming.encode(event.json)
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
+        for subscriber in subscribers.values { subscriber(event) }
+        return event
+    }
+
+    /// Events after `seq`, optionally for one app.
+    public func events(after seq: Int = 0, app: String? = nil) -> [Event] {
+        events.filter { $0.seq > seq && (app == nil || $0.app == app) }
+    }
+
+    /// The seq of the latest event (0 when none).
+    public var lastSeq: Int { nextSeq - 1 }
+
+    /// Calls `body` for every new event until ``unsubscribe(_:)``.
+    public func subscribe(_ body: @escaping (Event) -> Void) -> Int {
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = body
+        return id
+    }
+
+    public func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    static func lastSeq(in path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        let start = size > 65536 ? size - 65536 : 0
+        try? handle.seek(toOffset: start)
+        guard let data = try? handle.readToEnd() else { return nil }
+        for line in data.split(separator: UInt8(ascii: "\n")).reversed() {
+            if let json = try? JSONValue(parsing: line), let seq = json["seq"]?.intValue { return seq }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,52 @@
+import NIOCore
+import OffstageCore
+
+/// One app's connection: the first line must be a valid `hello`; then acks
+/// and requests. Garbage, oversized lines and bad tokens are logged as
+/// `protocolViolation` errors and end the connection; the daemon keeps going.
+final class AppConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let engine: NIOLoopBound<Engine>
+    var identity: AppConnectionIdentity?
+
+    init(engine: NIOLoopBound<Engine>) {
+        self.engine = engine
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = unwrapInboundIn(data)
+        let engine = self.engine.value
+        let message: AppMessage
+        do {
+            message = try AppMessage(json: JSONValue(parsing: line.readableBytesView))
+        } catch {
+            engine.violation(
+                app: identity?.bundleID, reason: "unreadable message: \(error)",
+                detail: ["bytes": JSONValue(line.readableBytes)])
+            context.close(promise: nil)
+            return
+        }
+        if let identity {
+            engine.received(message, from: identity, channel: context.channel)
+            return
+        }
+        guard case .hello(let token, let pid, let version) = message else {
+            engine.violation(app: nil, reason: "first message must be hello", detail: [:])
+            context.close(promise: nil)
+            return
+        }
+        identity = engine.hello(token: token, pid: pid, version: version, channel: context.channel)
+        if identity == nil {
+            let refusal = DaemonMessage.failure(id: 0, code: "rejected", message: "hello refused")
+            let channel = context.channel
+            channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(refusal.json)))
+                .whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        engine.value.violation(app: identity?.bundleID, reason: "\(error)", detail: [:])
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,64 @@
+import NIOCore
+import OffstageCore
+
+/// One control connection: a JSON request per line, a JSON reply per line.
+/// `{"command":"events","follow":true}` streams events until the client leaves.
+final class ControlHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let engine: NIOLoopBound<Engine>
+    var subscription: Int?
+
+    init(engine: NIOLoopBound<Engine>) {
+        self.engine = engine
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = unwrapInboundIn(data)
+        let channel = context.channel
+        let request: JSONValue
+        do {
+            request = try JSONValue(parsing: line.readableBytesView)
+        } catch {
+            send(ControlReply.failure("malformed request: \(error)").json, on: channel)
+            return
+        }
+        let engine = self.engine.value
+        let id = request["id"]
+        if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
+            let app = request["appFilter"]?.stringValue
+            let backlog = engine.log.events(after: request["after"]?.intValue ?? 0, app: app)
+            send(withID(ControlReply.ok(.array(backlog.map(\.json))).json, id), on: channel)
+            subscription = engine.log.subscribe { event in
+                guard app == nil || event.app == app else { return }
+                channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(["event": event.json])), promise: nil)
+            }
+            return
+        }
+        engine.control(request).whenSuccess { reply in
+            channel.writeAndFlush(
+                channel.allocator.buffer(bytes: LineFraming.encode(withID(reply.json, id))), promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let subscription { engine.value.log.unsubscribe(subscription) }
+        subscription = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        send(ControlReply.failure("\(error)").json, on: context.channel)
+        context.close(promise: nil)
+    }
+
+    private func send(_ value: JSONValue, on channel: Channel) {
+        channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(value)), promise: nil)
+    }
+}
+
+private func withID(_ reply: JSONValue, _ id: JSONValue?) -> JSONValue {
+    guard let id, case .object(var members) = reply else { return reply }
+    members["id"] = id
+    return .object(members)
+}

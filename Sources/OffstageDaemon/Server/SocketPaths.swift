@@ -1,0 +1,53 @@
+import Foundation
+import OffstageProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Default locations of the daemon's sockets and data.
+public enum DefaultPaths {
+    /// `$XDG_RUNTIME_DIR/offstage/control.sock`, or `/tmp/offstage-UID/control.sock`.
+    public static var controlSocket: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return runtime + "/offstage/control.sock"
+        }
+        return "/tmp/offstage-\(getuid())/control.sock"
+    }
+
+    /// `$XDG_DATA_HOME/offstage`, or `~/.local/share/offstage`.
+    public static var dataDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/offstage" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/offstage"
+    }
+
+    /// The app socket that goes with a control socket: `…/control.sock` → `…/apps.sock`.
+    public static func appSocket(forControlSocket path: String) -> String {
+        (path as NSString).deletingLastPathComponent + "/apps.sock"
+    }
+}
+
+enum SocketPreparation {
+    /// Creates the socket's directory (0700) and removes a stale socket file.
+    /// - Throws: ``DaemonError`` when a daemon already listens there or the path is unusable.
+    static func prepare(_ path: String) throws {
+        guard path.utf8.count < 108 else {
+            throw DaemonError(.badRequest, "socket path too long for a Unix socket (max 107 bytes): \(path)")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        chmod(directory, 0o700)
+        if FileManager.default.fileExists(atPath: path) {
+            if (try? LineSocket(connectingTo: path)) != nil {
+                throw DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
+            }
+            unlink(path)
+        }
+    }
+}

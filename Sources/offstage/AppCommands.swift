@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import OffstageDaemon
+import OffstageProtocol
+
+struct InstallCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "install",
+        abstract: "Install an app from a directory with an Info.plist (or from a plist file).",
+        discussion: """
+            Installing a bundle id that is already installed replaces it (its container and settings
+            are kept); this is refused while the app runs.
+            """)
+
+    @Argument(help: ArgumentHelp("App directory or Info.plist.", valueName: "app-dir|plist"))
+    var path: String
+
+    @Option(help: ArgumentHelp("The executable, instead of the plist's CFBundleExecutable.", valueName: "path"))
+    var executable: String?
+
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        var request: JSONValue = ["command": "install", "path": .string(absolute(path))]
+        if let executable, case .object(var members) = request {
+            members["executable"] = .string(absolute(executable))
+            request = .object(members)
+        }
+        let result = try client.send(request)
+        let verb = result["replaced"]?.boolValue == true ? "reinstalled" : "installed"
+        print("\(verb) \(result["bundleID"]?.stringValue ?? "?") (\(result["executable"]?.stringValue ?? "?"))")
+    }
+}
+
+func absolute(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+}
+
+struct UninstallCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "uninstall", abstract: "Remove a not-running app.")
+    @Argument(help: "The app's bundle id.") var bundleID: String
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        _ = try client.send(["command": "uninstall", "app": .string(bundleID)])
+        print("uninstalled \(bundleID)")
+    }
+}
+
+struct AppsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "apps", abstract: "List the installed apps.")
+    @Flag(help: "One JSON array.") var json = false
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        let apps = try client.send(["command": "apps"])
+        if json { return printJSON(apps) }
+        for app in apps.arrayValue ?? [] {
+            let modes = (app["backgroundModes"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
+            print(
+                [app["bundleID"]?.stringValue ?? "?", app["state"]?.stringValue ?? "?", modes.isEmpty ? "-" : modes,
+                    app["executable"]?.stringValue ?? "?"]
+                    .joined(separator: "\t"))
+        }
+    }
+}
+
+/// A command that sends one request and prints the resulting state.
+protocol SimpleCommand: ParsableCommand {
+    var client: ClientOptions { get }
+    var request: JSONValue { get }
+}
+
+extension SimpleCommand {
+    func run() throws {
+        _ = try client.send(request)
+        let status = try client.send(["command": "status"])
+        let foreground = status["foreground"]?.stringValue ?? "home screen"
+        let apps = (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }
+            .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
+        print("foreground: \(foreground)" + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))
+    }
+}
+
+struct LaunchCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "launch", abstract: "Tap the app's icon: launch it, or bring it to the foreground.")
+    @Argument(help: "The app's bundle id.") var bundleID: String
+    @OptionGroup var client: ClientOptions
+    var request: JSONValue { ["command": "launch", "app": .string(bundleID)] }
+}
+
+struct HomeCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(commandName: "home", abstract: "Press the home button.")
+    @OptionGroup var client: ClientOptions
+    var request: JSONValue { ["command": "home"] }
+}
+
+struct LockCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock the device.")
+    @OptionGroup var client: ClientOptions
+    var request: JSONValue { ["command": "lock"] }
+}
+
+struct UnlockCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unlock the device.")
+    @OptionGroup var client: ClientOptions
+    var request: JSONValue { ["command": "unlock"] }
+}

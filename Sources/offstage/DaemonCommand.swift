@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OffstageCore
+import OffstageDaemon
+import ServiceLifecycle
+
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM or SIGINT.")
+
+    @Option(help: "The clock: real (wall clock) or virtual (moves only with `offstage clock advance`).")
+    var clock: String = "real"
+
+    @Option(help: "The iOS profile setting the policy defaults: ios6 (600 s tasks), ios7 (180 s), ios13 (30 s).")
+    var profile: String = "ios7"
+
+    @Option(help: ArgumentHelp("Data directory: store, event log, app containers and logs.", valueName: "dir"))
+    var data: String = DefaultPaths.dataDirectory
+
+    @Option(help: ArgumentHelp("The control socket.", valueName: "path"))
+    var socket: String = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
+
+    @Option(help: "Virtual clock: seconds of real time to wait for a hung app before its watchdog may fire.")
+    var hangGrace: Double = 2
+
+    func validate() throws {
+        guard ClockMode(rawValue: clock) != nil else { throw ValidationError("--clock must be real or virtual") }
+        guard LifecyclePolicy.profile(named: profile) != nil else {
+            throw ValidationError("--profile must be one of \(LifecyclePolicy.profiles.keys.sorted().joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let logger = Logger(label: "offstage.daemon")
+        let configuration = DaemonConfiguration(
+            dataDirectory: data, controlSocket: socket, appSocket: DefaultPaths.appSocket(forControlSocket: socket),
+            clock: ClockMode(rawValue: clock)!, policy: LifecyclePolicy.profile(named: profile)!,
+            hangGrace: .milliseconds(Int64(hangGrace * 1000)), executableSearchPaths: [executableDirectory()])
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: DaemonService(configuration: configuration, logger: logger))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let error as DaemonError {
+            fail(error.message)
+        }
+    }
+}
+
+/// The directory of the running `offstage` binary: SwiftPM builds the sample
+/// apps next to it, so app directories can name their executable by name.
+func executableDirectory() -> String {
+    let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    return (path as NSString).deletingLastPathComponent
+}

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import OffstageCore
+import OffstageDaemon
+import OffstageProtocol
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "The device and every app's state.")
+    @Flag(help: "One JSON object.") var json = false
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        let status = try client.send(["command": "status"])
+        if json { return printJSON(status) }
+        let clock = status["clock"]
+        print("clock: \(clock?["mode"]?.stringValue ?? "?") \(formatSeconds(clock?["time"]?.doubleValue ?? 0)) s, profile \(status["profile"]?.stringValue ?? "?")")
+        var overlays: [String] = []
+        if status["locked"]?.boolValue == true { overlays.append("locked") }
+        if status["switcher"]?.boolValue == true { overlays.append("switcher shown") }
+        if status["alert"]?.boolValue == true { overlays.append("alert shown") }
+        print("foreground: \(status["foreground"]?.stringValue ?? "home screen")" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))"))
+        for app in status["apps"]?.arrayValue ?? [] {
+            var line = "  \(app["bundleID"]?.stringValue ?? "?")  \(app["state"]?.stringValue ?? "?")"
+            if let pid = app["pid"]?.intValue { line += "  pid \(pid)" }
+            if let rss = app["residentBytes"]?.intValue { line += "  \(rss >> 20) MiB" }
+            if let tasks = app["backgroundTasks"]?.arrayValue {
+                line += "  tasks \(tasks.compactMap(\.intValue).map(String.init).joined(separator: ","))"
+                if let remaining = app["backgroundTimeRemaining"]?.doubleValue { line += " (\(formatSeconds(remaining)) s left)" }
+            }
+            print(line)
+        }
+    }
+}
+
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events", abstract: "The timeline of app callbacks, state changes, system events and errors.")
+    @Flag(help: "Keep printing new events as they happen.") var follow = false
+    @Flag(help: "One JSON object per line: seq, time, app, kind, name, detail.") var json = false
+    @Option(help: ArgumentHelp("Only this app's events.", valueName: "bundle-id")) var app: String?
+    @Option(help: "Only events after this seq.") var after: Int = 0
+    @OptionGroup var client: ClientOptions
+
+    func run() throws {
+        var request: [String: JSONValue] = ["command": "events", "after": JSONValue(after), "follow": .bool(follow)]
+        if let app { request["appFilter"] = .string(app) }
+        let socket = try client.connect()
+        try socket.send(.object(request))
+        guard let reply = try socket.receive() else { fail("the daemon closed the connection without replying") }
+        for event in try client.result(of: reply).arrayValue ?? [] { show(event) }
+        guard follow else { return }
+        while let line = try socket.receive() {
+            if let event = line["event"] { show(event) }
+        }
+    }
+
+    func show(_ json: JSONValue) {
+        if self.json {
+            printJSON(json)
+        } else if let event = try? Event(json: json) {
+            printLine(event.humanLine)
+        }
+    }
+}
+
+struct ClockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clock", abstract: "The daemon's clock: `now`, or `advance DURATION` (virtual clock only).",
+        discussion: "Durations: 90 (seconds), 250ms, 30s, 5m, 2h, 1d, 1m30s.")
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case now, advance
+    }
+    @Argument(help: "now or advance.") var action: Action
+    @Argument(help: "How far to advance.") var duration: String?
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if action == .advance {
+            guard let duration else { throw ValidationError("clock advance needs a duration, e.g. 5m") }
+            guard parseDuration(duration) != nil else { throw ValidationError("not a duration: \(duration) (try 30s, 5m, 1h)") }
+        }
+    }
+
+    func run() throws {
+        var request: [String: JSONValue] = ["command": "clock", "action": .string(action.rawValue)]
+        if let duration, let parsed = parseDuration(duration) { request["seconds"] = JSONValue(parsed.seconds) }
+        let clock = try client.send(.object(request))
+        print("\(clock["mode"]?.stringValue ?? "?") clock at \(formatSeconds(clock["time"]?.doubleValue ?? 0)) s")
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import OffstageCore
+import OffstageProtocol
+
+struct SwitcherCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "switcher", abstract: "The double-tap app switcher: show, hide, or kill an app in it.",
+        discussion: "`kill` shows the switcher first if it is hidden, and leaves it shown.")
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case show, hide, kill
+    }
+    @Argument(help: "show, hide or kill.") var action: Action
+    @Argument(help: "The app to kill.") var bundleID: String?
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if action == .kill, bundleID == nil { throw ValidationError("switcher kill needs a bundle id") }
+        if action != .kill, bundleID != nil { throw ValidationError("only switcher kill takes a bundle id") }
+    }
+
+    var request: JSONValue {
+        var object: [String: JSONValue] = ["command": "switcher", "action": .string(action.rawValue)]
+        if let bundleID { object["app"] = .string(bundleID) }
+        return .object(object)
+    }
+}
+
+struct AlertCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alert", abstract: "A system alert (an SMS): show it, dismiss it, or reply (opens Messages).")
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case show, dismiss, reply
+    }
+    @Argument(help: "show, dismiss or reply.") var action: Action
+    @OptionGroup var client: ClientOptions
+    var request: JSONValue { ["command": "alert", "action": .string(action.rawValue)] }
+}
+
+struct MemoryCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "memory",
+        abstract: "Memory events: a warning to running apps, or pressure that kills suspended apps.",
+        discussion: """
+            `pressure` kills suspended apps, largest resident memory first, until --free bytes are
+            freed (default: every suspended app). Sizes take K, M and G suffixes.
+            """)
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case warning, pressure
+    }
+    @Argument(help: "warning or pressure.") var action: Action
+    @Option(help: "Pressure: bytes to free (e.g. 200M).") var free: String?
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if let free, parseSize(free) == nil { throw ValidationError("--free must be a size such as 500K, 200M or 1G") }
+        if free != nil, action != .pressure { throw ValidationError("--free applies to memory pressure only") }
+    }
+
+    var request: JSONValue {
+        var object: [String: JSONValue] = ["command": "memory", "action": .string(action.rawValue)]
+        if let free, let bytes = parseSize(free) { object["bytes"] = JSONValue(bytes) }
+        return .object(object)
+    }
+}
+
+func parseSize(_ text: String) -> Int? {
+    let scales: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+    if let last = text.uppercased().last, let scale = scales[last], let value = Double(text.dropLast()), value >= 0 {
+        return Int(value * Double(scale))
+    }
+    return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+}
+
+struct DeviceCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Device changes: battery LEVEL (0-1), orientation O, locale L, time-jump.",
+        discussion: "Running apps get the notification now; suspended apps get the latest of each kind when they resume.")
+    enum What: String, ExpressibleByArgument, CaseIterable {
+        case battery, orientation, locale
+        case timeJump = "time-jump"
+    }
+    @Argument(help: "battery, orientation, locale or time-jump.") var what: What
+    @Argument(help: "The new value.") var value: String?
+    @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
+        if what == .battery, Double(value ?? "").map({ (0...1).contains($0) }) != true {
+            throw ValidationError("battery level must be a number from 0 to 1")
+        }
+    }
+
+    var request: JSONValue {
+        var object: [String: JSONValue] = ["command": "device", "what": .string(what.rawValue)]
+        if let value { object["value"] = what == .battery ? JSONValue(Double(value) ?? -1) : .string(value) }
+        return .object(object)
+    }
+}
