@@ -73,7 +73,7 @@ public final class RunningDaemon: Sendable {
 
     /// Kills the apps, closes the sockets and stops the event loop.
     public func stop() async {
-        try? await engine.submit { $0.shutdown() }.get()
+        try? await engine.flatSubmit { $0.shutdown() }.get()
         for channel in channels { try? await channel.close().get() }
         unlink(configuration.controlSocket)
         unlink(configuration.appSocket)

@@ -1,5 +1,101 @@
 import ArgumentParser
+import Foundation
+import OffstageCore
+import OffstageDaemon
+import Synchronization
+
 struct RunCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a scenario (todo).")
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a scenario in virtual time with a private daemon, print its timeline, check its expectations.",
+        discussion: """
+            Exits 1 when an expectation fails, a step fails unexpectedly, or --check finds a difference.
+            --record writes the timeline as a golden file; --check compares against one (pids and
+            paths are left out of both). The format is described in docs/scenarios.md.
+            """)
+
+    @Argument(help: ArgumentHelp("The scenario file.", valueName: "scenario.yaml")) var scenario: String
+    @Flag(help: "Print the timeline as JSON lines.") var json = false
+    @Flag(help: "Do not print the timeline.") var quiet = false
+    @Option(help: ArgumentHelp("Write the timeline to this golden file.", valueName: "golden")) var record: String?
+    @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
+
+    func run() async throws {
+        let loaded: Scenario
+        do {
+            loaded = try Scenario.load(path: scenario)
+        } catch let error as ScenarioError {
+            fail(error.description)
+        }
+        var runner = ScenarioRunner(scenario: loaded, executableSearchPaths: [executableDirectory()])
+        let total = loaded.steps.count
+        let counter = StepCounter()
+        if !quiet, !json {
+            printLine("scenario: \(loaded.name) (\(total) steps, profile \(loaded.profile))")
+            runner.onStep = { step in
+                let index = counter.next()
+                FileHandle.standardError.write(
+                    Data("  [\(index)/\(total)] \(formatSeconds(step.at.seconds)) s: \(step.action.joined(separator: " "))\n".utf8))
+            }
+        }
+        let outcome: ScenarioRunner.Outcome
+        do {
+            outcome = try await runner.run()
+        } catch let error as ScenarioError {
+            fail(error.description)
+        } catch let error as DaemonError {
+            fail("\(scenario): \(error.message)")
+        }
+        if !quiet {
+            for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine) }
+        }
+        let golden = outcome.timeline.map(\.humanLine).joined(separator: "\n") + "\n"
+        var failed = !outcome.failures.isEmpty
+        for failure in outcome.failures { FileHandle.standardError.write(Data("FAIL \(failure)\n".utf8)) }
+        if let record {
+            do {
+                try golden.write(toFile: record, atomically: true, encoding: .utf8)
+            } catch {
+                fail("cannot write \(record): \(error.localizedDescription)")
+            }
+            if !quiet { FileHandle.standardError.write(Data("recorded \(outcome.timeline.count) events to \(record)\n".utf8)) }
+        }
+        if let check {
+            guard let expected = try? String(contentsOfFile: check, encoding: .utf8) else { fail("cannot read golden file \(check)") }
+            if let difference = firstDifference(expected: expected, actual: golden) {
+                FileHandle.standardError.write(Data("FAIL timeline differs from \(check):\n\(difference)\n".utf8))
+                failed = true
+            }
+        }
+        if let directory = outcome.dataDirectory {
+            FileHandle.standardError.write(Data("app logs kept in \(directory)/logs\n".utf8))
+        }
+        if failed { throw ExitCode(1) }
+        if !quiet, !json {
+            FileHandle.standardError.write(
+                Data("PASS \(loaded.name): \(loaded.expectations.count) expectation(s) met\n".utf8))
+        }
+    }
+}
+
+/// The first differing line of two timelines, as `-expected` / `+actual` with its line number.
+func firstDifference(expected: String, actual: String) -> String? {
+    let a = expected.split(separator: "\n", omittingEmptySubsequences: false)
+    let b = actual.split(separator: "\n", omittingEmptySubsequences: false)
+    for index in 0..<max(a.count, b.count) {
+        let left = index < a.count ? String(a[index]) : "(end)"
+        let right = index < b.count ? String(b[index]) : "(end)"
+        if left != right { return "line \(index + 1):\n- \(left)\n+ \(right)" }
+    }
+    return nil
+}
+
+final class StepCounter: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }

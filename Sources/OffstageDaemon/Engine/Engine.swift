@@ -51,6 +51,8 @@ public final class Engine {
     var processes: [String: AppProcess] = [:]
     var tokens: [String: (bundleID: String, launch: Int)] = [:]
     var idleWaiters: [EventLoopPromise<Void>] = []
+    /// Set while shutting down: completes when the last app process is reaped.
+    var reaped: EventLoopPromise<Void>?
     var realTimer: Scheduled<Void>?
     var realTimerDeadline: ClockTime?
     /// Completes when the last control command has replied.
@@ -192,6 +194,10 @@ public final class Engine {
             process.channel?.close(promise: nil)
             try? store.forgetProcess(app)
         }
+        if let reaped {
+            if processes.isEmpty { reaped.succeed() }
+            return
+        }
         perform(board.processExited(app, launch: launch, status: status, at: now))
     }
 
@@ -265,14 +271,20 @@ public final class Engine {
 
     // MARK: Shutdown
 
-    /// Kills every app process (the device powers off) and logs it.
-    func shutdown() {
+    /// Kills every app process (the device powers off) and logs it; the
+    /// future completes once every process has been reaped (or after 5 s).
+    func shutdown() -> EventLoopFuture<Void> {
         for (app, process) in processes {
             host.terminate(process.pid)
             try? store.forgetProcess(app)
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
         realTimer?.cancel()
+        if processes.isEmpty { return eventLoop.makeSucceededVoidFuture() }
+        let promise = eventLoop.makePromise(of: Void.self)
+        reaped = promise
+        eventLoop.scheduleTask(in: .seconds(5)) { promise.succeed() }
+        return promise.futureResult
     }
 }
 

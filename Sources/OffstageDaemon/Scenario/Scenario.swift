@@ -1,0 +1,199 @@
+import Foundation
+import OffstageCore
+import Yams
+
+/// A scenario: apps to install, a timeline of actions at virtual times, and
+/// the callbacks each app must see. See `docs/scenarios.md` for the format.
+public struct Scenario: Sendable {
+    public struct Step: Sendable {
+        /// Absolute virtual time of the step.
+        public var at: Duration
+        /// The action, as words: `["launch", "com.example.App"]`.
+        public var action: [String]
+        /// The step is expected to be refused.
+        public var expectFailure: Bool
+        public var line: Int
+    }
+
+    public struct Expectation: Sendable {
+        public var app: String
+        public var callbacks: [String]?
+        public var finalState: AppState?
+        public var line: Int
+    }
+
+    public var name: String
+    public var file: String
+    public var profile: String
+    public var appPaths: [String]
+    public var steps: [Step]
+    /// Time the scenario runs to after its last step.
+    public var end: Duration?
+    public var hangGrace: Duration
+    public var expectations: [Expectation]
+}
+
+/// A scenario file that does not parse: file, line, and what was expected.
+public struct ScenarioError: Error, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var message: String
+
+    public var description: String {
+        line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)"
+    }
+}
+
+/// The actions a step may take, with the words each needs after its verb.
+enum ScenarioVerb {
+    static let arity: [String: ClosedRange<Int>] = [
+        "launch": 1...1, "home": 0...0, "lock": 0...0, "unlock": 0...0, "switcher": 1...2, "alert": 1...1,
+        "memory": 1...2, "device": 1...2, "wake": 2...2, "launch-background": 1...1, "advance": 1...1,
+    ]
+}
+
+extension Scenario {
+    /// Reads and checks a scenario file.
+    /// - Throws: ``ScenarioError`` with the file and line of the problem.
+    public static func load(path: String) throws -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw ScenarioError(file: path, line: nil, message: "cannot read the file")
+        }
+        return try parse(text, file: path)
+    }
+
+    public static func parse(_ text: String, file: String) throws -> Scenario {
+        func error(_ node: Node?, _ message: String) -> ScenarioError {
+            ScenarioError(file: file, line: node?.mark.map { $0.line }, message: message)
+        }
+        let root: Node
+        do {
+            guard let composed = try Yams.compose(yaml: text) else { throw error(nil, "the file is empty") }
+            root = composed
+        } catch let yaml as YamlError {
+            throw ScenarioError(file: file, line: yamlLine(yaml), message: "not valid YAML: \(yamlSummary(yaml))")
+        }
+        guard let top = root.mapping else { throw error(root, "expected a mapping with name, apps, steps and expect") }
+        let known: Set<String> = ["name", "description", "profile", "apps", "steps", "end", "hangGrace", "expect"]
+        for (key, _) in top where !known.contains(key.string ?? "") {
+            throw error(key, "unknown key \"\(key.string ?? "?")\" (expected one of \(known.sorted().joined(separator: ", ")))")
+        }
+        func duration(_ node: Node, _ what: String) throws -> Duration {
+            guard let scalar = node.scalar?.string, let parsed = parseDuration(scalar) else {
+                throw error(node, "expected a duration for \(what), such as 10s, 5m or 1h30m")
+            }
+            return parsed
+        }
+
+        let name = top["name"]?.string ?? (file as NSString).lastPathComponent
+        let profile = top["profile"]?.string ?? "ios7"
+        if LifecyclePolicy.profile(named: profile) == nil {
+            throw error(top["profile"], "unknown profile \"\(profile)\" (ios6, ios7 or ios13)")
+        }
+        let base = (file as NSString).deletingLastPathComponent
+        guard let appsNode = top["apps"], let appList = appsNode.sequence else {
+            throw error(top["apps"] ?? root, "expected \"apps\": a list of app directories")
+        }
+        let appPaths = try appList.map { node -> String in
+            guard let path = node.string else { throw error(node, "expected an app directory path") }
+            return path.hasPrefix("/") ? path : (base.isEmpty ? path : base + "/" + path)
+        }
+
+        var steps: [Step] = []
+        var time = Duration.zero
+        if let stepsNode = top["steps"] {
+            guard let list = stepsNode.sequence else { throw error(stepsNode, "expected \"steps\": a list") }
+            for item in list {
+                guard let step = item.mapping else { throw error(item, "expected a step such as {at: 10s, do: home}") }
+                for (key, _) in step where !["at", "after", "do", "expectFailure"].contains(key.string ?? "") {
+                    throw error(key, "unknown step key \"\(key.string ?? "?")\" (at, after, do, expectFailure)")
+                }
+                if let at = step["at"] {
+                    let absolute = try duration(at, "at")
+                    if absolute < time { throw error(at, "steps must be in time order (this one is before the previous)") }
+                    time = absolute
+                } else if let after = step["after"] {
+                    time += try duration(after, "after")
+                }
+                guard let doNode = step["do"], let command = doNode.string else {
+                    throw error(item, "a step needs \"do\", e.g. do: launch com.example.App")
+                }
+                let words = command.split(separator: " ").map(String.init)
+                guard let verb = words.first, let arity = ScenarioVerb.arity[verb] else {
+                    throw error(
+                        doNode, "unknown action \"\(command)\" (known: \(ScenarioVerb.arity.keys.sorted().joined(separator: ", ")))")
+                }
+                guard arity.contains(words.count - 1) else {
+                    throw error(doNode, "\"\(verb)\" takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound)-\(arity.upperBound)") argument(s)")
+                }
+                if verb == "advance" {
+                    guard let amount = parseDuration(words[1]) else {
+                        throw error(doNode, "expected a duration for advance, such as 10s, 5m or 1h30m")
+                    }
+                    time += amount
+                    continue
+                }
+                let expectFailure = step["expectFailure"]?.bool ?? false
+                steps.append(Step(at: time, action: words, expectFailure: expectFailure, line: doNode.mark?.line ?? 0))
+            }
+        }
+
+        var expectations: [Expectation] = []
+        if let expectNode = top["expect"] {
+            guard let mapping = expectNode.mapping else { throw error(expectNode, "expected \"expect\": a mapping of bundle id to callbacks") }
+            for (key, value) in mapping {
+                guard let app = key.string else { throw error(key, "expected a bundle id") }
+                var expectation = Expectation(app: app, callbacks: nil, finalState: nil, line: key.mark?.line ?? 0)
+                // `- applicationDidBecomeActive:` reads as a one-key mapping in
+                // YAML; take it as the selector it plainly is.
+                func callbackName(_ node: Node) throws -> String {
+                    if let name = node.string { return name }
+                    if let pairs = node.mapping, pairs.count == 1, let (key, value) = pairs.first,
+                        let name = key.string, value.null != nil || value.string == ""
+                    {
+                        return name + ":"
+                    }
+                    throw error(node, "expected a callback name such as applicationDidBecomeActive:")
+                }
+                if let list = value.sequence {
+                    expectation.callbacks = try list.map(callbackName)
+                } else if let object = value.mapping {
+                    if let list = object["callbacks"]?.sequence {
+                        expectation.callbacks = try list.map(callbackName)
+                    }
+                    if let stateNode = object["finalState"] {
+                        guard let raw = stateNode.string, let state = AppState(rawValue: raw) else {
+                            throw error(stateNode, "finalState must be one of \(AppState.allCases.map(\.rawValue).joined(separator: ", "))")
+                        }
+                        expectation.finalState = state
+                    }
+                } else {
+                    throw error(value, "expected a list of callbacks, or {callbacks: […], finalState: …}")
+                }
+                expectations.append(expectation)
+            }
+        }
+        return Scenario(
+            name: name, file: file, profile: profile, appPaths: appPaths, steps: steps,
+            end: try top["end"].map { try duration($0, "end") }, hangGrace: try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2),
+            expectations: expectations)
+    }
+
+    static func yamlLine(_ error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
+            return mark.line
+        default:
+            return nil
+        }
+    }
+
+    static func yamlSummary(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _):
+            return problem
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plays a scenario against a private daemon in virtual time.
+public struct ScenarioRunner {
+    /// What a run produced.
+    public struct Outcome: Sendable {
+        /// The events from the first step on, volatile fields removed.
+        public var timeline: [Event]
+        /// One line per failed expectation or unexpected step result.
+        public var failures: [String]
+        /// Where the private daemon kept its data (app logs), kept when the run failed.
+        public var dataDirectory: String?
+    }
+
+    public var scenario: Scenario
+    public var executableSearchPaths: [String]
+    /// Called with each step as it starts (progress).
+    public var onStep: (@Sendable (Scenario.Step) -> Void)?
+
+    public init(scenario: Scenario, executableSearchPaths: [String]) {
+        self.scenario = scenario
+        self.executableSearchPaths = executableSearchPaths
+    }
+
+    /// Detail keys that differ between machines or runs (paths, pids), left
+    /// out of timelines and golden files, as gpsd's regression driver does.
+    public static let volatileKeys: Set<String> = ["pid", "executable", "path", "container", "log", "claimedPid", "tokenPid"]
+
+    public func run() async throws -> Outcome {
+        let directory = try Self.makeTemporaryDirectory()
+        let configuration = DaemonConfiguration(
+            dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
+            appSocket: directory + "/apps.sock", clock: .virtual,
+            policy: LifecyclePolicy.profile(named: scenario.profile) ?? .default,
+            hangGrace: .nanoseconds(scenario.hangGrace.nanoseconds), executableSearchPaths: executableSearchPaths,
+            ephemeral: true)
+        let daemon = try await RunningDaemon.start(configuration, logger: Logger(label: "offstage.scenario"))
+        var failures: [String] = []
+        var timeline: [Event] = []
+        do {
+            for path in scenario.appPaths {
+                let reply = try await daemon.control(["command": "install", "path": .string(path)])
+                if case .failure(let message) = reply {
+                    throw ScenarioError(file: scenario.file, line: nil, message: "cannot install \(path): \(message)")
+                }
+            }
+            let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
+            for step in scenario.steps {
+                onStep?(step)
+                let now = try await daemon.engine.submit { $0.now }.get()
+                let wait = step.at - (now - .zero)
+                if wait > .zero {
+                    _ = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(wait.seconds)])
+                }
+                let reply = try await daemon.control(Self.request(for: step.action))
+                switch (reply, step.expectFailure) {
+                case (.failure(let message), false):
+                    failures.append("\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) failed: \(message)")
+                case (.ok, true):
+                    failures.append("\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) was expected to fail")
+                default:
+                    break
+                }
+            }
+            if let end = scenario.end {
+                let now = try await daemon.engine.submit { $0.now }.get()
+                let wait = end - (now - .zero)
+                if wait > .zero {
+                    _ = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(wait.seconds)])
+                }
+            }
+            let (events, states) = try await daemon.engine.submit { engine in
+                (
+                    engine.log.events(after: start),
+                    Dictionary(uniqueKeysWithValues: engine.board.installedApps.map { ($0.bundleID, engine.board.state(of: $0.bundleID) ?? .notRunning) })
+                )
+            }.get()
+            timeline = events.map(Self.normalized)
+            failures += check(timeline, finalStates: states)
+        } catch {
+            await daemon.stop()
+            throw error
+        }
+        await daemon.stop()
+        if failures.isEmpty {
+            try? FileManager.default.removeItem(atPath: directory)
+            return Outcome(timeline: timeline, failures: failures, dataDirectory: nil)
+        }
+        return Outcome(timeline: timeline, failures: failures, dataDirectory: directory + "/data")
+    }
+
+    func check(_ timeline: [Event], finalStates: [String: AppState]) -> [String] {
+        var failures: [String] = []
+        for expectation in scenario.expectations {
+            let where_ = "\(scenario.file):\(expectation.line)"
+            if let expected = expectation.callbacks {
+                let actual = timeline.filter { $0.kind == .callback && $0.app == expectation.app }.map(\.name)
+                if actual != expected {
+                    let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                        ?? min(actual.count, expected.count)
+                    let got = index < actual.count ? actual[index] : "nothing more"
+                    let wanted = index < expected.count ? expected[index] : "nothing more"
+                    failures.append(
+                        "\(where_): \(expectation.app): callback \(index + 1) was \(got), expected \(wanted)"
+                            + " (got \(actual.count) callbacks, expected \(expected.count))")
+                }
+            }
+            if let state = expectation.finalState, finalStates[expectation.app] != state {
+                failures.append(
+                    "\(where_): \(expectation.app): final state \(finalStates[expectation.app]?.rawValue ?? "unknown"), expected \(state.rawValue)")
+            }
+        }
+        return failures
+    }
+
+    /// The control request for a step's words.
+    static func request(for words: [String]) -> JSONValue {
+        let verb = words[0]
+        let args = Array(words.dropFirst())
+        switch verb {
+        case "launch": return ["command": "launch", "app": .string(args[0])]
+        case "launch-background": return ["command": "launchInBackground", "app": .string(args[0])]
+        case "switcher":
+            var request: [String: JSONValue] = ["command": "switcher", "action": .string(args[0])]
+            if args.count > 1 { request["app"] = .string(args[1]) }
+            return .object(request)
+        case "alert": return ["command": "alert", "action": .string(args[0])]
+        case "memory":
+            var request: [String: JSONValue] = ["command": "memory", "action": .string(args[0])]
+            if args.count > 1, let bytes = Int(args[1]) { request["bytes"] = JSONValue(bytes) }
+            return .object(request)
+        case "device":
+            var request: [String: JSONValue] = ["command": "device", "what": .string(args[0])]
+            if args.count > 1 { request["value"] = args[0] == "battery" ? JSONValue(Double(args[1]) ?? -1) : .string(args[1]) }
+            return .object(request)
+        case "wake": return ["command": "wake", "app": .string(args[0]), "callback": .string(args[1])]
+        default: return ["command": .string(verb)]
+        }
+    }
+
+    static func normalized(_ event: Event) -> Event {
+        var copy = event
+        if case .object(let members) = event.detail {
+            copy.detail = .object(members.filter { !volatileKeys.contains($0.key) })
+        }
+        return copy
+    }
+
+    static func makeTemporaryDirectory() throws -> String {
+        var template = Array("/tmp/offstage-run-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw DaemonError(.storage, "cannot create a temporary directory in /tmp")
+        }
+        return String(cString: made)
+    }
+}
