@@ -8,6 +8,10 @@
 public struct SystemCallError: Error, Equatable, CustomStringConvertible {
     public var call: String
     public var errno: Int32
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }
 

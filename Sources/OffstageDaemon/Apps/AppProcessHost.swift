@@ -36,7 +36,7 @@ public struct AppProcessHost: Sendable {
     /// - Returns: the process id.
     /// - Throws: ``DaemonError`` with code `.launchFailed`.
     public func spawn(
-        executable: String, bundleID: String, environment extra: [String: String],
+        executable: String, arguments: [String] = [], bundleID: String, environment extra: [String: String],
         onExit: @escaping @Sendable (ExitStatus) -> Void
     ) throws -> Int32 {
         try prepareContainer(for: bundleID)
@@ -71,7 +71,7 @@ public struct AppProcessHost: Sendable {
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             for pointer in argv { free(pointer) }

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import OffstageDaemon
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon with real app processes on the real clock.
+@Suite("Daemon with real processes", .serialized)
+struct AppHostIntegrationTests {
+    @Test func launchHomeAndReturnFreezeAndThawTheRealProcess() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let pid = try #require(try await test.pid(stateLab))
+        #expect(kill(pid, 0) == 0)
+        #expect(try await test.callbacks(stateLab) == [
+            "application:willFinishLaunchingWithOptions:", "application:didFinishLaunchingWithOptions:",
+            "applicationDidBecomeActive:",
+        ])
+        try await test.ok(["command": "home"])
+        // StateLab holds a 25 s background task: it runs in the background.
+        #expect(processState(pid) != "T")
+        let status = try await test.ok(["command": "status"])
+        #expect(status["apps"]?.arrayValue?.first?["state"] == "background")
+        #expect(status["apps"]?.arrayValue?.first?["backgroundTasks"] == [1])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        #expect(try await test.callbacks(stateLab).suffix(2) == ["applicationWillEnterForeground:", "applicationDidBecomeActive:"])
+        #expect(try await test.pid(stateLab) == pid)
+        await test.stop()
+        #expect(kill(pid, 0) == -1)
+    }
+
+    @Test func suspendedAppIsStoppedBySIGSTOPAndKilledSilentlyFromTheSwitcher() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let pid = try #require(try await test.pid(stateLab))
+        try await test.ok(["command": "home"])
+        try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
+        #expect(processState(pid) == "T")
+        let before = try await test.callbacks(stateLab).count
+        try await test.ok(["command": "switcher", "action": "kill", "app": .string(stateLab)])
+        #expect(try await test.callbacks(stateLab).count == before)
+        // The process is really gone: wait for the exit to be reaped.
+        var reaped = false
+        for _ in 0..<200 where !reaped {
+            reaped = kill(pid, 0) == -1
+            if !reaped { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(reaped)
+    }
+
+    @Test func defaultsSurviveAKillAndRelaunch() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        try await test.ok(["command": "home"])
+        let defaults = test.directory + "/data/containers/\(stateLab)/Library/Preferences/defaults.json"
+        let saved = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: defaults))))
+        #expect(saved["index"] == 1)
+        try await test.ok(["command": "switcher", "action": "kill", "app": .string(stateLab)])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let log = try String(contentsOfFile: test.directory + "/data/logs/\(stateLab).log", encoding: .utf8)
+        #expect(log.contains("VC: restored index 1"))
+    }
+
+    @Test func crashAtLaunchFailsTheLaunchAndTheDaemonKeepsGoing() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/CrashAtLaunchApp"))])
+        let message = try await test.refused(["command": "launch", "app": "com.offstage.tests.CrashAtLaunchApp"])
+        #expect(message.contains("did not launch: it crashed (signal"))
+        #expect(message.contains("CrashAtLaunchApp.log"))
+        let errors = try await test.events(kind: .error)
+        #expect(errors.map(\.name) == ["crashed"])
+        // Still serving.
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+    }
+
+    @Test func blockingAppIsKilledByTheWatchdogInRealTime() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "launch", "app": "com.offstage.tests.BlockingApp"])
+        let result = try await test.ok(["command": "home"])
+        let errors = try #require(result["errors"]?.arrayValue)
+        #expect(errors.first?["name"] == "watchdogTimeout")
+        #expect(errors.first?["detail"]?["code"] == "0x8badf00d")
+        let status = try await test.ok(["command": "status"])
+        #expect(status["apps"]?.arrayValue?.first?["state"] == "notRunning")
+    }
+
+    @Test func memoryPressureKillsTheLargestSuspendedApp() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/EndlessTaskApp"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        try await test.ok(["command": "home"])
+        try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
+        try await test.ok(["command": "memory", "action": "pressure", "bytes": 1])
+        let status = try await test.ok(["command": "status"])
+        #expect(status["apps"]?.arrayValue?.first { $0["bundleID"] == .string(stateLab) }?["state"] == "notRunning")
+        let pressure = try #require(try await test.events(kind: .system).last { $0.name == "memoryPressure" })
+        #expect(pressure.detail["killed"] == [.string(stateLab)])
+        #expect((pressure.detail["freed"]?.intValue ?? 0) > 1_000_000)
+    }
+}

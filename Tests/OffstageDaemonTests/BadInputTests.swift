@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import OffstageDaemon
+import OffstageCore
+import OffstageProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Bad input gets a clear error and the daemon keeps running", .serialized)
+struct BadInputTests {
+    func writeApp(_ directory: String, plist: String, executable: String? = "/bin/true") throws -> String {
+        let app = directory + "/App-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        try plist.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        return app
+    }
+
+    func plist(_ body: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict>\(body)</dict></plist>
+        """
+    }
+
+    @Test func installErrorsNameTheFileAndTheProblem() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let dir = test.directory
+        var message = try await test.refused(["command": "install", "path": .string(dir + "/nope")])
+        #expect(message.contains("no such file or directory"))
+
+        let garbage = try writeApp(dir, plist: "this is not a plist")
+        message = try await test.refused(["command": "install", "path": .string(garbage)])
+        #expect(message.contains("Info.plist: not a property list"))
+
+        let noID = try writeApp(dir, plist: plist("<key>CFBundleExecutable</key><string>x</string>"))
+        message = try await test.refused(["command": "install", "path": .string(noID)])
+        #expect(message.hasSuffix("missing required key CFBundleIdentifier"))
+
+        let badMode = try writeApp(
+            dir,
+            plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>StateLab</string><key>UIBackgroundModes</key><array><string>voip</string></array>"))
+        message = try await test.refused(["command": "install", "path": .string(badMode)])
+        #expect(message.contains("unknown UIBackgroundModes entry voip"))
+
+        let missing = try writeApp(
+            dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>NoSuchBinary</string>"))
+        message = try await test.refused(["command": "install", "path": .string(missing)])
+        #expect(message.contains("executable NoSuchBinary not found"))
+
+        let notExecutable = try writeApp(
+            dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>Info.plist</string>"))
+        message = try await test.refused(["command": "install", "path": .string(notExecutable)])
+        #expect(message.contains("is not executable"))
+
+        message = try await test.refused(["command": "launch", "app": "com.example.unknown"])
+        #expect(message == "no app with bundle id com.example.unknown is installed")
+        message = try await test.refused(["command": "alert", "action": "dismiss"])
+        #expect(message == "no system alert is shown")
+        #expect(try await test.ok(["command": "apps"]) == [])
+    }
+
+    @Test func binaryPlistsInstall() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let info: [String: Any] = ["CFBundleIdentifier": "com.example.binary", "CFBundleExecutable": "StateLab"]
+        let data = try PropertyListSerialization.data(fromPropertyList: info, format: .binary, options: 0)
+        let app = test.directory + "/BinaryApp"
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: app + "/Info.plist"))
+        let result = try await test.ok(["command": "install", "path": .string(app)])
+        #expect(result["bundleID"] == "com.example.binary")
+    }
+
+    @Test func reinstallReplacesButIsRefusedWhileRunning() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let first = try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        #expect(first["replaced"] == false)
+        let second = try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        #expect(second["replaced"] == true)
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let message = try await test.refused(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        #expect(message.contains("is running; kill it"))
+    }
+
+    func rawAppConnection(_ test: TestDaemon) throws -> LineSocket {
+        try LineSocket(connectingTo: test.directory + "/apps.sock")
+    }
+
+    func waitForError(_ test: TestDaemon, count: Int) async throws -> [Event] {
+        for _ in 0..<500 {
+            let errors = try await test.events(kind: .error)
+            if errors.count >= count { return errors }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return try await test.events(kind: .error)
+    }
+
+    @Test func garbageOversizedAndForgedHellosAreProtocolViolations() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+
+        let garbage = try rawAppConnection(test)
+        try garbage.send(Array("this is not json\n".utf8))
+        #expect(try garbage.readLine() == nil)  // the daemon hangs up
+
+        let oversized = try rawAppConnection(test)
+        try? oversized.send([UInt8](repeating: UInt8(ascii: "x"), count: maximumMessageBytes + 10))
+        #expect((try? oversized.readLine()) ?? nil == nil)
+
+        let unknown = try rawAppConnection(test)
+        try unknown.send(AppMessage.hello(token: "forged", pid: getpid(), version: 1).json)
+        let refusal = try #require(try unknown.receive())
+        #expect(refusal["error"]?["code"] == "rejected")
+
+        let errors = try await waitForError(test, count: 3)
+        #expect(errors.map(\.name) == ["protocolViolation", "protocolViolation", "protocolViolation"])
+        #expect(errors[0].detail["reason"]?.stringValue?.hasPrefix("unreadable message") == true)
+        #expect(errors[1].detail["reason"]?.stringValue?.contains("longer than") == true)
+        #expect(errors[2].detail["reason"] == "hello with an unknown token")
+        // Still serving.
+        try await test.ok(["command": "status"])
+    }
+
+    @Test func anotherAppsTokenIsRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let token = try await test.daemon.engine.submit { $0.processes[stateLab]!.token }.get()
+        let thief = try rawAppConnection(test)
+        try thief.send(AppMessage.hello(token: token, pid: getpid(), version: 1).json)
+        let refusal = try #require(try thief.receive())
+        #expect(refusal["error"]?["code"] == "rejected")
+        let error = try #require(try await waitForError(test, count: 1).first)
+        #expect(error.app == stateLab)
+        #expect(error.detail["reason"] == "hello with the token of another process")
+        // The real app is unaffected.
+        try await test.ok(["command": "home"])
+        #expect(try await test.callbacks(stateLab).last == "applicationDidEnterBackground:")
+    }
+
+    @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        await #expect(throws: DaemonError.self) {
+            _ = try await TestDaemon.start(directory: test.directory)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import OffstageDaemon
+import OffstageCore
+
+/// The built `offstage` binary, run as a user would.
+@Suite("CLI", .serialized)
+struct CLITests {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    func offstage(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func noDaemonIsOneLineAndExitOne() throws {
+        let result = try offstage(["status", "--socket", "/tmp/offstage-no-such-dir/control.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
+    }
+
+    @Test func commandsAgainstARunningDaemon() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        var result = try offstage(["install", Paths.sample("StateLab")] + socket)
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("installed com.offstage.samples.StateLab"))
+        result = try offstage(["launch", stateLab] + socket)
+        #expect(result.stdout == "foreground: \(stateLab); \(stateLab)=active\n")
+        result = try offstage(["launch", "com.nope"] + socket)
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: no app with bundle id com.nope is installed\n")
+        result = try offstage(["alert", "reply"] + socket)
+        #expect(result.stderr == "offstage: no system alert is shown\n")
+        result = try offstage(["clock", "advance", "5m"] + socket)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("real clock"))
+
+        result = try offstage(["events", "--json", "--app", stateLab] + socket)
+        let events = result.stdout.split(separator: "\n").map { try? JSONValue(parsing: String($0)) }
+        #expect(events.count >= 5)
+        for event in events {
+            let keys = Set(event?.objectValue?.keys.map { $0 } ?? [])
+            #expect(keys == ["seq", "time", "app", "kind", "name", "detail"])
+        }
+        let names: [String] = events.compactMap { $0?["name"]?.stringValue }
+        #expect(names.contains("applicationDidBecomeActive:"))
+    }
+
+    @Test func badArgumentsAreRejectedByTheParser() throws {
+        let result = try offstage(["memory", "pressure", "--free", "lots"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--free must be a size"))
+    }
+
+    @Test func runRecordsAndChecksAGoldenTimeline() throws {
+        let golden = try temporaryDirectory() + "/golden.txt"
+        let scenario = Paths.sample("scenarios/statelab-sms-reply.yaml")
+        var result = try offstage(["run", scenario, "--quiet", "--record", golden])
+        #expect(result.status == 0)
+        result = try offstage(["run", scenario, "--quiet", "--check", golden])
+        #expect(result.status == 0)
+        var text = try String(contentsOfFile: golden, encoding: .utf8)
+        text = text.replacingOccurrences(of: "applicationWillResignActive:", with: "applicationWillResignActiveX:")
+        try text.write(toFile: golden, atomically: true, encoding: .utf8)
+        result = try offstage(["run", scenario, "--quiet", "--check", golden])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("timeline differs"))
+    }
+
+    @Test func aScenarioThatDoesNotParseIsOneLine() throws {
+        let file = try temporaryDirectory() + "/broken.yaml"
+        try "apps: [x]\nsteps:\n  - at: later\n    do: home\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try offstage(["run", file])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m\n")
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import OffstageDaemon
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("A daemon restart loses nothing", .serialized)
+struct PersistenceTests {
+    @Test func appsAndEventsSurviveARestart() async throws {
+        let first = try await TestDaemon.start()
+        try await first.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await first.ok(["command": "launch", "app": .string(stateLab)])
+        let pid = try #require(try await first.pid(stateLab))
+        let lastSeq = try await first.daemon.engine.submit { $0.log.lastSeq }.get()
+        await first.stop()
+        #expect(kill(pid, 0) == -1)
+
+        let second = try await TestDaemon.start(directory: first.directory)
+        defer { Task { await second.stop() } }
+        let apps = try await second.ok(["command": "apps"])
+        #expect(apps.arrayValue?.map { $0["bundleID"] } == [.string(stateLab)])
+        #expect(apps.arrayValue?.first?["state"] == "notRunning")
+        let started = try #require(try await second.events().first)
+        #expect(started.name == "daemonStarted")
+        #expect(started.seq == lastSeq + 1)
+        let file = try String(contentsOfFile: first.directory + "/data/events.jsonl", encoding: .utf8)
+        let lines = file.split(separator: "\n").map { try? Event(json: JSONValue(parsing: String($0))) }
+        #expect(lines.allSatisfy { $0 != nil })
+        #expect(lines.compactMap { $0?.seq } == Array(1...(lastSeq + 1)))
+        try await second.ok(["command": "launch", "app": .string(stateLab)])
+    }
+
+    @Test func anOrphanLeftByADeadDaemonIsKilledAtStart() async throws {
+        let directory = try temporaryDirectory()
+        let store = try AppStore(path: directory + "/offstage.sqlite")
+        // A live process recorded as an app: the next daemon on this data must kill it.
+        let host = AppProcessHost(dataDirectory: directory)
+        let pid = try host.spawn(executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:], onExit: { _ in })
+        try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
+        try? FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: directory + "/offstage.sqlite", toPath: directory + "/data/offstage.sqlite")
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        let events = try await test.events(kind: .system)
+        #expect(events.contains { $0.name == "orphanKilled" && $0.app == "orphan" })
+    }
+}

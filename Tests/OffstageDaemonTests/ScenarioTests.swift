@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import OffstageDaemon
+import OffstageCore
+
+@Suite("Scenarios", .serialized)
+struct ScenarioTests {
+    static let files: [String] = {
+        let directory = Paths.sample("scenarios")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".yaml") }.sorted().map { directory + "/" + $0 }
+    }()
+
+    @Test func everySampleScenarioIsFound() {
+        #expect(Self.files.count >= 10)
+    }
+
+    @Test(arguments: files)
+    func sampleScenarioMeetsItsExpectations(file: String) async throws {
+        let scenario = try Scenario.load(path: file)
+        #expect(!scenario.expectations.isEmpty)
+        let outcome = try await ScenarioRunner(scenario: scenario, executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [])
+    }
+
+    @Test func theSameScenarioGivesTheSameTimelineTwice() async throws {
+        let scenario = try Scenario.load(path: Paths.sample("scenarios/statelab-tour.yaml"))
+        let runner = ScenarioRunner(scenario: scenario, executableSearchPaths: [Paths.products])
+        let first = try await runner.run().timeline.map(\.humanLine)
+        let second = try await runner.run().timeline.map(\.humanLine)
+        #expect(first == second)
+        #expect(first.count > 40)
+    }
+
+    @Test func aWrongExpectationFailsWithTheFirstDifference() async throws {
+        let yaml = """
+            name: wrong
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - at: 0s
+                do: launch \(stateLab)
+            expect:
+              \(stateLab):
+                - application:willFinishLaunchingWithOptions:
+                - applicationDidBecomeActive:
+            """
+        let scenario = try Scenario.parse(yaml, file: "wrong.yaml")
+        let outcome = try await ScenarioRunner(scenario: scenario, executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [
+            "wrong.yaml:7: \(stateLab): callback 2 was application:didFinishLaunchingWithOptions:, expected applicationDidBecomeActive: (got 3 callbacks, expected 2)"
+        ])
+        #expect(outcome.dataDirectory != nil)
+    }
+
+    @Test(arguments: [
+        ("name: [unclosed", "bad.yaml:1: not valid YAML"),
+        ("apps: [a]\nsteps:\n  - at: soon\n    do: home\n", "bad.yaml:3: expected a duration for at"),
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do: fly away\n", "bad.yaml:4: unknown action \"fly away\""),
+        ("apps: [a]\nsteps:\n  - at: 5s\n    do: home\n  - at: 1s\n    do: home\n", "bad.yaml:5: steps must be in time order"),
+        ("apps: [a]\nstepz: []\n", "bad.yaml:2: unknown key \"stepz\""),
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do: launch\n", "bad.yaml:4: \"launch\" takes 1 argument(s)"),
+        ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
+        ("steps: []\n", "bad.yaml:1: expected \"apps\""),
+    ])
+    func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
+        #expect {
+            _ = try Scenario.parse(yaml, file: "bad.yaml")
+        } throws: { error in
+            "\(error)".hasPrefix(message)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import NIOCore
+@testable import OffstageDaemon
+import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Paths of the package: the repository root and the build products.
+enum Paths {
+    static let repository: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// The directory holding the test binary, the `offstage` CLI and the sample apps.
+    static let products: String = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = (exe as NSString).deletingLastPathComponent
+        // The XCTest bundle on Linux is a file in the products directory; walk up if needed.
+        while !FileManager.default.fileExists(atPath: directory + "/StateLab"), directory != "/" {
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        return directory
+    }()
+
+    static func sample(_ path: String) -> String { repository + "/samples/" + path }
+}
+
+func temporaryDirectory() throws -> String {
+    var template = Array("/tmp/offstage-test-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw DaemonError(.storage, "mkdtemp failed") }
+    return String(cString: made)
+}
+
+/// A private daemon for one test, on the real or the virtual clock.
+struct TestDaemon {
+    let daemon: RunningDaemon
+    let directory: String
+
+    static func start(clock: ClockMode = .real, directory: String? = nil, hangGrace: TimeAmount = .milliseconds(300))
+        async throws -> TestDaemon
+    {
+        let directory = try directory ?? temporaryDirectory()
+        let configuration = DaemonConfiguration(
+            dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
+            appSocket: directory + "/apps.sock", clock: clock, hangGrace: hangGrace,
+            executableSearchPaths: [Paths.products])
+        let daemon = try await RunningDaemon.start(configuration, logger: Logger(label: "test"))
+        return TestDaemon(daemon: daemon, directory: directory)
+    }
+
+    /// Runs a command and returns its result, failing the test on refusal.
+    @discardableResult
+    func ok(_ request: JSONValue) async throws -> JSONValue {
+        switch try await daemon.control(request) {
+        case .ok(let result): return result
+        case .failure(let message): throw DaemonError(.badRequest, "command \(request.jsonText) refused: \(message)")
+        }
+    }
+
+    /// Runs a command that must be refused; returns the message.
+    func refused(_ request: JSONValue) async throws -> String {
+        switch try await daemon.control(request) {
+        case .ok(let result): throw DaemonError(.badRequest, "command \(request.jsonText) succeeded: \(result.jsonText)")
+        case .failure(let message): return message
+        }
+    }
+
+    func events(kind: EventKind? = nil, app: String? = nil) async throws -> [Event] {
+        try await daemon.engine.submit { $0.log.events(app: app) }.get().filter { kind == nil || $0.kind == kind }
+    }
+
+    func callbacks(_ app: String) async throws -> [String] {
+        try await events(kind: .callback, app: app).map(\.name)
+    }
+
+    func pid(_ app: String) async throws -> Int32? {
+        try await daemon.engine.submit { $0.processes[app]?.pid }.get()
+    }
+
+    func stop() async {
+        await daemon.stop()
+    }
+}
+
+/// The state letter of a process from `/proc/PID/stat` (`T` = stopped by a signal).
+func processState(_ pid: Int32) -> Character? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    return text[text.index(close, offsetBy: 2)]
+}
+
+let stateLab = "com.offstage.samples.StateLab"
