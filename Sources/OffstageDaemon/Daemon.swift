@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import OffstageCore
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -18,6 +19,7 @@ public final class RunningDaemon: Sendable {
     public let engine: EngineHandle
     let group: MultiThreadedEventLoopGroup
     let channels: [Channel]
+    private let stopped = Mutex(false)
 
     /// Starts a daemon: opens the store, binds the control and app sockets.
     /// - Throws: ``DaemonError`` (socket in use, unusable data directory, …).
@@ -73,6 +75,10 @@ public final class RunningDaemon: Sendable {
 
     /// Kills the apps, closes the sockets and stops the event loop.
     public func stop() async {
+        guard stopped.withLock({ wasStopped in
+            defer { wasStopped = true }
+            return !wasStopped
+        }) else { return }
         try? await engine.flatSubmit { $0.shutdown() }.get()
         for channel in channels { try? await channel.close().get() }
         unlink(configuration.controlSocket)

@@ -53,6 +53,7 @@ struct AppHostIntegrationTests {
             if !reaped { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(reaped)
+        await test.stop()
     }
 
     @Test func defaultsSurviveAKillAndRelaunch() async throws {
@@ -68,6 +69,7 @@ struct AppHostIntegrationTests {
         try await test.ok(["command": "launch", "app": .string(stateLab)])
         let log = try String(contentsOfFile: test.directory + "/data/logs/\(stateLab).log", encoding: .utf8)
         #expect(log.contains("VC: restored index 1"))
+        await test.stop()
     }
 
     @Test func crashAtLaunchFailsTheLaunchAndTheDaemonKeepsGoing() async throws {
@@ -82,6 +84,7 @@ struct AppHostIntegrationTests {
         // Still serving.
         try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
         try await test.ok(["command": "launch", "app": .string(stateLab)])
+        await test.stop()
     }
 
     @Test func blockingAppIsKilledByTheWatchdogInRealTime() async throws {
@@ -95,6 +98,7 @@ struct AppHostIntegrationTests {
         #expect(errors.first?["detail"]?["code"] == "0x8badf00d")
         let status = try await test.ok(["command": "status"])
         #expect(status["apps"]?.arrayValue?.first?["state"] == "notRunning")
+        await test.stop()
     }
 
     @Test func memoryPressureKillsTheLargestSuspendedApp() async throws {
@@ -111,5 +115,6 @@ struct AppHostIntegrationTests {
         let pressure = try #require(try await test.events(kind: .system).last { $0.name == "memoryPressure" })
         #expect(pressure.detail["killed"] == [.string(stateLab)])
         #expect((pressure.detail["freed"]?.intValue ?? 0) > 1_000_000)
+        await test.stop()
     }
 }

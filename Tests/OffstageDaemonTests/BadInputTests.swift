@@ -60,6 +60,7 @@ struct BadInputTests {
         message = try await test.refused(["command": "alert", "action": "dismiss"])
         #expect(message == "no system alert is shown")
         #expect(try await test.ok(["command": "apps"]) == [])
+        await test.stop()
     }
 
     @Test func binaryPlistsInstall() async throws {
@@ -72,6 +73,7 @@ struct BadInputTests {
         try data.write(to: URL(fileURLWithPath: app + "/Info.plist"))
         let result = try await test.ok(["command": "install", "path": .string(app)])
         #expect(result["bundleID"] == "com.example.binary")
+        await test.stop()
     }
 
     @Test func reinstallReplacesButIsRefusedWhileRunning() async throws {
@@ -84,6 +86,7 @@ struct BadInputTests {
         try await test.ok(["command": "launch", "app": .string(stateLab)])
         let message = try await test.refused(["command": "install", "path": .string(Paths.sample("StateLab"))])
         #expect(message.contains("is running; kill it"))
+        await test.stop()
     }
 
     func rawAppConnection(_ test: TestDaemon) throws -> LineSocket {
@@ -123,6 +126,7 @@ struct BadInputTests {
         #expect(errors[2].detail["reason"] == "hello with an unknown token")
         // Still serving.
         try await test.ok(["command": "status"])
+        await test.stop()
     }
 
     @Test func anotherAppsTokenIsRefused() async throws {
@@ -141,6 +145,7 @@ struct BadInputTests {
         // The real app is unaffected.
         try await test.ok(["command": "home"])
         #expect(try await test.callbacks(stateLab).last == "applicationDidEnterBackground:")
+        await test.stop()
     }
 
     @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
@@ -149,5 +154,6 @@ struct BadInputTests {
         await #expect(throws: DaemonError.self) {
             _ = try await TestDaemon.start(directory: test.directory)
         }
+        await test.stop()
     }
 }

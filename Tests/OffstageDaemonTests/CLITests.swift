@@ -63,6 +63,7 @@ struct CLITests {
         }
         let names: [String] = events.compactMap { $0?["name"]?.stringValue }
         #expect(names.contains("applicationDidBecomeActive:"))
+        await test.stop()
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {

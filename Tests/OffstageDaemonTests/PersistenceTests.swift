@@ -25,12 +25,14 @@ struct PersistenceTests {
         #expect(apps.arrayValue?.first?["state"] == "notRunning")
         let started = try #require(try await second.events().first)
         #expect(started.name == "daemonStarted")
-        #expect(started.seq == lastSeq + 1)
+        // The first daemon's last words were daemonStopped (lastSeq + 1).
+        #expect(started.seq == lastSeq + 2)
         let file = try String(contentsOfFile: first.directory + "/data/events.jsonl", encoding: .utf8)
         let lines = file.split(separator: "\n").map { try? Event(json: JSONValue(parsing: String($0))) }
         #expect(lines.allSatisfy { $0 != nil })
-        #expect(lines.compactMap { $0?.seq } == Array(1...(lastSeq + 1)))
+        #expect(lines.compactMap { $0?.seq } == Array(1...(lastSeq + 2)))
         try await second.ok(["command": "launch", "app": .string(stateLab)])
+        await second.stop()
     }
 
     @Test func anOrphanLeftByADeadDaemonIsKilledAtStart() async throws {
@@ -46,5 +48,6 @@ struct PersistenceTests {
         defer { Task { await test.stop() } }
         let events = try await test.events(kind: .system)
         #expect(events.contains { $0.name == "orphanKilled" && $0.app == "orphan" })
+        await test.stop()
     }
 }

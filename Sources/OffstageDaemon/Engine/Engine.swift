@@ -280,6 +280,9 @@ public final class Engine {
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
         realTimer?.cancel()
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.fail(DaemonError(.invalidState, "the daemon is stopping")) }
         if processes.isEmpty { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         reaped = promise
