@@ -53,7 +53,7 @@ struct ScenarioTests {
     }
 
     @Test(arguments: [
-        ("name: [unclosed", "bad.yaml:1: not valid YAML"),
+        ("name: [unclosed", "bad.yaml:2: not valid YAML: did not find expected"),
         ("apps: [a]\nsteps:\n  - at: soon\n    do: home\n", "bad.yaml:3: expected a duration for at"),
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: fly away\n", "bad.yaml:4: unknown action \"fly away\""),
         ("apps: [a]\nsteps:\n  - at: 5s\n    do: home\n  - at: 1s\n    do: home\n", "bad.yaml:5: steps must be in time order"),

@@ -16,19 +16,20 @@ extension Engine {
             return nil
         }
         guard process.pid == pid else {
+            // Logged against the token's app, which is the victim here: it is not killed.
             violation(
                 app: app, reason: "hello with the token of another process",
-                detail: ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))])
+                detail: ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))], kill: false)
             return nil
         }
         guard process.channel == nil else {
-            violation(app: app, reason: "second hello with a used token", detail: [:])
+            violation(app: app, reason: "second hello with a used token", detail: [:], kill: false)
             return nil
         }
         guard version == offstageProtocolVersion else {
             violation(
                 app: app, reason: "unsupported protocol version",
-                detail: ["version": JSONValue(version), "supported": JSONValue(offstageProtocolVersion)])
+                detail: ["version": JSONValue(version), "supported": JSONValue(offstageProtocolVersion)], kill: true)
             return nil
         }
         process.channel = channel
