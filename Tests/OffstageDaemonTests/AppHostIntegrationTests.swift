@@ -42,7 +42,7 @@ struct AppHostIntegrationTests {
         let pid = try #require(try await test.pid(stateLab))
         try await test.ok(["command": "home"])
         try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
-        #expect(processState(pid) == "T")
+        #expect(try await awaitProcessState(pid, "T") == "T")
         let before = try await test.callbacks(stateLab).count
         try await test.ok(["command": "switcher", "action": "kill", "app": .string(stateLab)])
         #expect(try await test.callbacks(stateLab).count == before)

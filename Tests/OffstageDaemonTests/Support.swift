@@ -96,3 +96,13 @@ func processState(_ pid: Int32) -> Character? {
 }
 
 let stateLab = "com.offstage.samples.StateLab"
+
+/// Waits (bounded, 2 s) until the process reaches `state`: signals are
+/// delivered asynchronously, so the state is awaited, not read once.
+func awaitProcessState(_ pid: Int32, _ state: Character) async throws -> Character? {
+    for _ in 0..<400 {
+        if processState(pid) == state { return state }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return processState(pid)
+}
