@@ -25,7 +25,7 @@ extension Springboard {
         apps[app] = record
         if record.state == .background { armBudget(app) }
         let remaining = backgroundTimeRemaining(app)
-        emit(.system, app, "beginBackgroundTask", ["task": JSONValue(task), "remaining": JSONValue(remaining)])
+        emit(.system, app, "beginBackgroundTask", ["task": JSONValue(task), "remaining": milliseconds(remaining)])
         return (task, remaining, run())
     }
 
@@ -38,7 +38,7 @@ extension Springboard {
         }
         record.tasks.remove(task)
         apps[app] = record
-        emit(.system, app, "endBackgroundTask", ["task": JSONValue(task), "remaining": JSONValue(backgroundTimeRemaining(app))])
+        emit(.system, app, "endBackgroundTask", ["task": JSONValue(task), "remaining": milliseconds(backgroundTimeRemaining(app))])
         if record.tasks.isEmpty {
             disarmBudget(app)
             work.append(.evaluateSuspension(app: app))
@@ -102,4 +102,9 @@ extension Springboard {
         record.budgetDeadline = nil
         apps[app] = record
     }
+}
+
+/// Seconds rounded to the millisecond, for event details.
+func milliseconds(_ seconds: Double) -> JSONValue {
+    seconds.isFinite ? JSONValue((seconds * 1000).rounded() / 1000) : .null
 }
