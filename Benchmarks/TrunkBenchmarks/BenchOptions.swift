@@ -1,0 +1,85 @@
+/// Command-line options of the benchmark driver.
+struct BenchOptions {
+    /// Samples per round-trip and wake figure (and their baselines).
+    var iterations = 2000
+    /// Relaunches measured per app.
+    var relaunches = 40
+    /// home/launch cycles of the virtual-time scenario.
+    var cycles = 10_000
+    /// Which benchmarks run.
+    var only: Set<Benchmark> = Set(Benchmark.allCases)
+    /// Exit 1 when a goal is missed (off by default: shared machines are noisy).
+    var strict = false
+    /// Keep the temporary data directories (daemon logs, app logs).
+    var keep = false
+    var quick = false
+    var help = false
+
+    enum Benchmark: String, CaseIterable {
+        case roundtrip, wake, relaunch, cycles
+    }
+
+    static let usage = """
+        usage: TrunkBenchmarks [--quick] [--iterations N] [--relaunches N] [--cycles N]
+                               [--only roundtrip,wake,relaunch,cycles] [--strict] [--keep]
+
+          --quick          a small run for smoke tests: 200 iterations, 10 relaunches, 1000 cycles
+                           (the cycle goal is scaled to the number of cycles)
+          --iterations N   samples per round-trip and wake figure and their baselines (default 2000)
+          --relaunches N   relaunches measured per app (default 40)
+          --cycles N       home/launch cycles in virtual time (default 10000)
+          --only LIST      run only these benchmarks (comma-separated)
+          --strict         exit with status 1 when a goal is missed
+          --keep           keep the temporary data directory and print its path
+
+        Build the sample app too (`swift build -c release --product StateLab`) for the
+        StateLab rows; scripts/bench-trunk.sh does both.
+
+        """
+
+    init(arguments: [String]) throws {
+        var rest = arguments[...]
+        func number(_ flag: String) throws -> Int {
+            guard let text = rest.popFirst(), let value = Int(text), value > 0 else {
+                throw OptionError("\(flag) needs a positive integer")
+            }
+            return value
+        }
+        var explicit: (iterations: Int?, relaunches: Int?, cycles: Int?) = (nil, nil, nil)
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--quick": quick = true
+            case "--iterations": explicit.iterations = try number(argument)
+            case "--relaunches": explicit.relaunches = try number(argument)
+            case "--cycles": explicit.cycles = try number(argument)
+            case "--strict": strict = true
+            case "--keep": keep = true
+            case "--help", "-h": help = true
+            case "--only":
+                guard let list = rest.popFirst() else { throw OptionError("--only needs a list") }
+                only = []
+                for name in list.split(separator: ",") {
+                    guard let benchmark = Benchmark(rawValue: String(name)) else {
+                        throw OptionError("unknown benchmark \(name) (known: roundtrip, wake, relaunch, cycles)")
+                    }
+                    only.insert(benchmark)
+                }
+            default:
+                throw OptionError("unknown argument \(argument)")
+            }
+        }
+        if quick {
+            iterations = 200
+            relaunches = 10
+            cycles = 1000
+        }
+        iterations = explicit.iterations ?? iterations
+        relaunches = explicit.relaunches ?? relaunches
+        cycles = explicit.cycles ?? cycles
+    }
+}
+
+struct OptionError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

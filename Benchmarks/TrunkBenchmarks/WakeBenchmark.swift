@@ -1,0 +1,95 @@
+import OffstageCore
+import OffstageDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Wake of a suspended app: `wake {callback: benchPing}` to BenchApp frozen
+/// with SIGSTOP.
+///
+/// The daemon runs with a zero wake window, so the app is suspended (and
+/// frozen) again as soon as it acks, and every sample starts from a frozen
+/// process (checked in `/proc` before each one).
+enum WakeBenchmark {
+    static func run(_ context: BenchContext, iterations: Int, into report: inout Report) async throws {
+        let peer = try Baselines.peer(executable: context.executable, codec: .raw, warmUp: 50)
+        defer { peer.finish() }
+        var baseline = Samples()
+        var policy = LifecyclePolicy.default
+        policy.wakeWindow = .zero
+        let harness = try await DaemonHarness.start(
+            in: context.directory + "/wake", clock: .real, policy: policy, ephemeral: false,
+            searchPath: context.executableDirectory)
+        do {
+            let app = try await harness.install(context.benchApp)
+            try await harness.control(["command": "launch", "app": .string(app)])
+            try await harness.control(["command": "home"])
+            guard let pid = try await harness.pid(of: app) else { throw BenchError("BenchApp has no process") }
+            let wake: JSONValue = ["command": "wake", "app": .string(app), "callback": .string(BenchApp.pingCallback)]
+
+            for _ in 0..<min(iterations, 50) {
+                try waitUntil { processState(pid) == "T" }
+                try await harness.control(wake)
+            }
+            _ = try await harness.handlerEntries(of: app, path: nil)
+            try waitUntil { processState(pid) == "T" }
+            _ = harness.stamps.take()
+            let watched = WatchedThreads(threads: [
+                ("engine loop", getpid(), try await harness.engineThread()), ("BenchApp", pid, pid),
+                ("ping-pong child", peer.pid, peer.pid),
+            ])
+            let before = watched.read()
+            var control = Samples()
+            for _ in 0..<iterations {
+                try Baselines.wake(peer, into: &baseline)
+                try waitUntil { processState(pid) == "T" }
+                try await control.time { try await harness.control(wake) }
+            }
+            let accounting = watched.describe(
+                from: before, operations: iterations, per: "iteration: one wake, one baseline wake")
+            let stamps = harness.stamps.take()
+            try waitUntil { processState(pid) == "T" }
+            let entries = try await harness.handlerEntries(of: app, path: harness.directory + "/handler-entries.txt")
+            var engine = Samples()
+            var deliverToAck = Samples()
+            var toApp = Samples()
+            var toDaemon = Samples()
+            var sample = 0
+            var index = 0
+            while let woken = stamps.firstIndex(.system, "wake", from: index),
+                let callback = stamps.firstIndex(.callback, BenchApp.pingCallback, from: woken + 1),
+                let suspended = stamps.firstIndex(.state, AppState.suspended.rawValue, from: callback + 1)
+            {
+                engine.append(stamps[suspended].nanos - stamps[woken].nanos)
+                deliverToAck.append(stamps[suspended].nanos - stamps[callback].nanos)
+                if sample < entries.count {
+                    toApp.append(entries[sample] &- stamps[woken].nanos)
+                    toDaemon.append(stamps[suspended].nanos &- entries[sample])
+                }
+                sample += 1
+                index = suspended + 1
+            }
+            if toApp.count != engine.count { toApp = Samples(); toDaemon = Samples() }
+            let bare = Report.Baseline(name: "SIGCONT+ping-pong", samples: baseline)
+            report.add(
+                "wake, engine SIGCONT→callback→ack", engine, baseline: bare, goal: .withinBaseline(factor: 2))
+            report.add("  part: engine SIGCONT→app handler", toApp)
+            report.add("  part: app handler→engine ack", toDaemon)
+            report.add("  part: engine deliver→ack", deliverToAck)
+            report.add("wake, control API", control, baseline: bare)
+            report.note("wake, scheduler accounting: " + accounting)
+            report.note(
+                "wake, engine: BenchApp suspended (SIGSTOP, seen as `T` in /proc before every sample); from the engine "
+                    + "logging `wake` (just before SIGCONT) to it logging `suspended` while handling the ack "
+                    + "(just before the SIGSTOP that re-freezes it; the wake window is set to 0 s so each wake "
+                    + "re-suspends). Baseline: a stopped child (seen stopped with waitpid) gets SIGCONT, then one "
+                    + "ping-pong; one "
+                    + "baseline sample before each Offstage sample.")
+        } catch {
+            await harness.stop()
+            throw error
+        }
+        await harness.stop()
+    }
+}

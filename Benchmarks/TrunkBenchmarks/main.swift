@@ -1,0 +1,34 @@
+// The trunk benchmarks: Offstage's callback round trip, wake, relaunch and a
+// virtual-time scenario, each printed next to a baseline measured in the same
+// run. `scripts/bench-trunk.sh` builds (release) and runs it; `--help` lists
+// the options.
+//
+// The same binary plays three parts, chosen at start:
+// - spawned by the daemon (OFFSTAGE_SOCKET in the environment, no argument):
+//   a no-op Offstage app, `BenchApp`;
+// - `--child-pingpong FD raw|json`: the other end of the baseline ping-pong;
+// - otherwise: the benchmark driver.
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+if BenchApp.isLaunchedByDaemon {
+    BenchApp.run()
+}
+if let child = PingPongChild(arguments: CommandLine.arguments) {
+    child.run()
+}
+
+let options: BenchOptions
+do {
+    options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+} catch {
+    printError("TrunkBenchmarks: \(error)\n\(BenchOptions.usage)")
+    exit(64)
+}
+if options.help {
+    print(BenchOptions.usage, terminator: "")
+    exit(0)
+}
+exit(await BenchmarkDriver.run(options))
