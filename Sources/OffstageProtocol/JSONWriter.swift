@@ -34,7 +34,8 @@ extension JSONValue {
         }
     }
 
-    static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+    /// Appends a number as the writer encodes it (integral values without a fraction).
+    public static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         if !n.isFinite {
             // JSON has no infinities; the protocol writes them as null.
             out.append(contentsOf: "null".utf8)
@@ -45,7 +46,8 @@ extension JSONValue {
         }
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// Appends a string literal, escaped.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {
             switch byte {

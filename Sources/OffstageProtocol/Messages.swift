@@ -142,3 +142,64 @@ public enum LineFraming {
         return out
     }
 }
+
+// MARK: Fast paths
+//
+// The callback → ack round trip is the protocol's hot path: callbacks are
+// encoded without building an intermediate object, and acks in the canonical
+// form the SDK writes are decoded without a full parse. Both produce exactly
+// what the general encoder and decoder would.
+
+extension CallbackMessage {
+    /// The message as one line (newline included), keys sorted as ``JSONValue`` writes them.
+    public func encodedLine() -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(96 + name.utf8.count)
+        out.append(contentsOf: #"{"detail":"#.utf8)
+        detail.write(into: &out)
+        out.append(contentsOf: #","id":"#.utf8)
+        JSONValue.writeNumber(Double(id), into: &out)
+        out.append(contentsOf: #","name":"#.utf8)
+        JSONValue.writeString(name, into: &out)
+        out.append(contentsOf: #","state":"#.utf8)
+        JSONValue.writeString(state.rawValue, into: &out)
+        out.append(contentsOf: #","time":"#.utf8)
+        JSONValue.writeNumber(time, into: &out)
+        out.append(contentsOf: #","type":"callback"}"#.utf8)
+        out.append(UInt8(ascii: "\n"))
+        return out
+    }
+}
+
+extension AppMessage {
+    private static let ackPrefix = Array(#"{"id":"#.utf8)
+    private static let ackSuffix = Array(#","type":"ack"}"#.utf8)
+
+    /// Decodes one line (without its newline).
+    /// - Throws: ``JSONParseError`` or ``ProtocolError``.
+    public init<Bytes: Collection>(line: Bytes) throws where Bytes.Element == UInt8 {
+        if let id = Self.canonicalAck(line) {
+            self = .ack(id: id)
+            return
+        }
+        try self.init(json: JSONValue(parsing: line))
+    }
+
+    /// The id of an ack written exactly as `{"id":N,"type":"ack"}`, else nil.
+    static func canonicalAck<Bytes: Collection>(_ line: Bytes) -> Int? where Bytes.Element == UInt8 {
+        let count = line.count
+        let fixed = ackPrefix.count + ackSuffix.count
+        guard count > fixed, count <= fixed + 18, line.starts(with: ackPrefix) else { return nil }
+        var id = 0
+        var index = line.index(line.startIndex, offsetBy: ackPrefix.count)
+        let digitsEnd = line.index(line.startIndex, offsetBy: count - ackSuffix.count)
+        while index != digitsEnd {
+            let byte = line[index]
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            id = id * 10 + Int(byte - UInt8(ascii: "0"))
+            index = line.index(after: index)
+        }
+        guard line[digitsEnd...].elementsEqual(ackSuffix) else { return nil }
+        return id
+    }
+}

@@ -37,13 +37,15 @@ struct PersistenceTests {
 
     @Test func anOrphanLeftByADeadDaemonIsKilledAtStart() async throws {
         let directory = try temporaryDirectory()
-        let store = try AppStore(path: directory + "/offstage.sqlite")
-        // A live process recorded as an app: the next daemon on this data must kill it.
-        let host = AppProcessHost(dataDirectory: directory)
-        let pid = try host.spawn(executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:], onExit: { _ in })
-        try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
-        try? FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        try FileManager.default.moveItem(atPath: directory + "/offstage.sqlite", toPath: directory + "/data/offstage.sqlite")
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        do {
+            let store = try AppStore(path: directory + "/data/offstage.sqlite")
+            // A live process recorded as an app: the next daemon on this data must kill it.
+            let host = AppProcessHost(dataDirectory: directory + "/data")
+            let pid = try host.spawn(
+                executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:], onExit: { _ in })
+            try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
+        }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }
         let events = try await test.events(kind: .system)

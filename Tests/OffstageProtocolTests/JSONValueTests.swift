@@ -48,3 +48,22 @@ import OffstageProtocol
         #expect(throws: ProtocolError.self) { try AppMessage(json: ["type": "bogus"]) }
     }
 }
+
+@Suite struct FastPathTests {
+    @Test func callbackLineIsWhatTheGeneralEncoderWrites() {
+        let message = CallbackMessage(
+            id: 42, name: "applicationDidEnterBackground:", state: .background, time: 12.5,
+            detail: ["a": [1, "x\"y"], "b": nil])
+        #expect(message.encodedLine() == LineFraming.encode(DaemonMessage.callback(message).json))
+    }
+
+    @Test func canonicalAcksTakeTheFastPathAndOthersTheFullParse() throws {
+        #expect(try AppMessage(line: Array(#"{"id":17,"type":"ack"}"#.utf8)) == .ack(id: 17))
+        #expect(try AppMessage(line: Array(#"{"type":"ack","id":18}"#.utf8)) == .ack(id: 18))
+        #expect(try AppMessage(line: Array(#" {"id":19,"type":"ack"} "#.utf8)) == .ack(id: 19))
+        #expect(throws: (any Error).self) { try AppMessage(line: Array(#"{"id":1x,"type":"ack"}"#.utf8)) }
+        #expect(throws: (any Error).self) { try AppMessage(line: Array(#"{"id":,"type":"ack"}"#.utf8)) }
+        let ack = AppMessage.ack(id: 123_456)
+        #expect(try AppMessage(line: LineFraming.encode(ack.json).dropLast()) == ack)
+    }
+}

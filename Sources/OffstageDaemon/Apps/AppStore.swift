@@ -20,7 +20,16 @@ public final class AppStore: Sendable {
     /// - Throws: ``DaemonError`` with code `.storage`.
     public init(path: String) throws {
         do {
-            database = try DatabaseQueue(path: path)
+            var configuration = Configuration()
+            // WAL with synchronous=NORMAL: durable across a daemon crash, and no
+            // fsync per write on the event loop (a spawn records its process).
+            configuration.prepareDatabase { db in
+                if db.configuration.readonly == false {
+                    _ = try? String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                    try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                }
+            }
+            database = try DatabaseQueue(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch {
             throw DaemonError(.storage, "cannot open the store at \(path): \(error)")

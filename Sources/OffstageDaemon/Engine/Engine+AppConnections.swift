@@ -103,6 +103,7 @@ extension Engine {
         var detail = detail
         detail["reason"] = .string(reason)
         record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
+        log.flush()
         if kill, let app, let process = processes[app] {
             host.terminate(process.pid)
         }

@@ -60,6 +60,7 @@ extension Engine {
 
     /// Adds the errors logged since `seq`; a launch whose app did not come up fails.
     func annotate(_ reply: ControlReply, request: JSONValue, since seq: Int) -> ControlReply {
+        log.flush()
         guard case .ok(var result) = reply else { return reply }
         let errors = log.events(after: seq).filter { $0.kind == .error }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,

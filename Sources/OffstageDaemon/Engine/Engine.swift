@@ -89,6 +89,7 @@ public final class Engine {
                 "clock": .string(configuration.clock.rawValue), "profile": .string(configuration.policy.profileName),
                 "apps": JSONValue(bundles.count),
             ]))
+        log.flush()
     }
 
     /// The current time on the daemon's clock.
@@ -127,6 +128,7 @@ public final class Engine {
             pending = more[...]
             more = []
         }
+        log.flush()
         if board.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
             idleWaiters = []
@@ -144,8 +146,7 @@ public final class Engine {
                 record(LogEntry(kind: .error, app: app, name: "deliveryFailed", detail: ["callback": .string(message.name)]))
                 return []
             }
-            let bytes = LineFraming.encode(DaemonMessage.callback(message).json)
-            channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
+            channel.writeAndFlush(channel.allocator.buffer(bytes: message.encodedLine()), promise: nil)
         case .spawn(let app, let launch):
             return spawn(app, launch: launch)
         case .freeze(let app):
@@ -279,6 +280,7 @@ public final class Engine {
             try? store.forgetProcess(app)
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
+        log.flush()
         realTimer?.cancel()
         let waiters = idleWaiters
         idleWaiters = []

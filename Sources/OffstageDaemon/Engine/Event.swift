@@ -28,6 +28,28 @@ public struct Event: Equatable, Sendable {
         return .object(object)
     }
 
+    /// Appends the event's JSON (the same bytes as `json`), without building
+    /// an intermediate object: the event log writes every event.
+    public func write(into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        if let app {
+            out.append(contentsOf: #""app":"#.utf8)
+            JSONValue.writeString(app, into: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: #""detail":"#.utf8)
+        detail.write(into: &out)
+        out.append(contentsOf: #","kind":"#.utf8)
+        JSONValue.writeString(kind.rawValue, into: &out)
+        out.append(contentsOf: #","name":"#.utf8)
+        JSONValue.writeString(name, into: &out)
+        out.append(contentsOf: #","seq":"#.utf8)
+        JSONValue.writeNumber(Double(seq), into: &out)
+        out.append(contentsOf: #","time":"#.utf8)
+        JSONValue.writeNumber(time, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
     public init(json: JSONValue) throws {
         guard let seq = json["seq"]?.intValue, let time = json["time"]?.doubleValue,
             let kindName = json["kind"]?.stringValue, let kind = EventKind(rawValue: kindName),

@@ -16,6 +16,8 @@ public final class EventLog {
     private(set) var nextSeq: Int
     private let fd: Int32?
     private var subscribers: [Int: (Event) -> Void] = [:]
+    /// Encoded events not yet written; ``flush()`` writes them in one call.
+    private var pending: [UInt8] = []
     private var nextSubscriber = 1
 
     /// - Parameters:
@@ -34,7 +36,27 @@ public final class EventLog {
     }
 
     deinit {
+        flush()
         if let fd { close(fd) }
+    }
+
+    /// Writes the events appended since the last flush to the file. The
+    /// engine flushes after every input it handles, so a crash loses at most
+    /// the events of the input being handled.
+    public func flush() {
+        guard let fd, !pending.isEmpty else { return }
+        var offset = 0
+        pending.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                offset += written
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// Appends an entry stamped with `seq` and `time`.
@@ -44,17 +66,26 @@ public final class EventLog {
         nextSeq += 1
         events.append(event)
         if events.count > capacity + capacity / 4 { events.removeFirst(events.count - capacity) }
-        if let fd {
-            let line = LineFraming.encode(event.json)
-            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if fd != nil {
+            event.write(into: &pending)
+            pending.append(UInt8(ascii: "\n"))
         }
         for subscriber in subscribers.values { subscriber(event) }
         return event
     }
 
-    /// Events after `seq`, optionally for one app.
+    /// Events after `seq`, optionally for one app. Events are in `seq`
+    /// order, so the start is found by binary search, not a scan.
     public func events(after seq: Int = 0, app: String? = nil) -> [Event] {
-        events.filter { $0.seq > seq && (app == nil || $0.app == app) }
+        var low = 0
+        var high = events.count
+        while low < high {
+            let middle = (low + high) / 2
+            if events[middle].seq <= seq { low = middle + 1 } else { high = middle }
+        }
+        let tail = events[low...]
+        guard let app else { return Array(tail) }
+        return tail.filter { $0.app == app }
     }
 
     /// The seq of the latest event (0 when none).

@@ -19,7 +19,7 @@ final class AppConnectionHandler: ChannelInboundHandler {
         let engine = self.engine.value
         let message: AppMessage
         do {
-            message = try AppMessage(json: JSONValue(parsing: line.readableBytesView))
+            message = try AppMessage(line: line.readableBytesView)
         } catch {
             engine.violation(
                 app: identity?.bundleID, reason: "unreadable message: \(error)",
