@@ -228,9 +228,16 @@ public final class Engine {
 
     // MARK: Time
 
+    /// Keeps one NIO timer armed no later than the core's next deadline.
+    ///
+    /// Every callback arms a watchdog and its ack cancels it, so the next
+    /// deadline moves on each callback. The timer is re-armed only when the
+    /// deadline moves earlier; one armed for a deadline since cancelled fires
+    /// early, finds nothing due, and arms the next.
     private func armRealTimer() {
         let next = board.nextDeadline()
-        if next == realTimerDeadline, realTimer != nil { return }
+        if realTimer != nil, let armed = realTimerDeadline, let next, armed <= next { return }
+        if realTimer != nil, next == nil { return }
         realTimer?.cancel()
         realTimer = nil
         realTimerDeadline = next
