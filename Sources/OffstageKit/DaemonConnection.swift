@@ -26,10 +26,16 @@ final class DaemonConnection: @unchecked Sendable {
     }
 
     func send(_ message: AppMessage) {
+        let bytes: [UInt8]
+        if case .ack(let id) = message {
+            bytes = AppMessage.ackLine(id: id)
+        } else {
+            bytes = LineFraming.encode(message.json)
+        }
         writeLock.lock()
         defer { writeLock.unlock() }
         do {
-            try socket.send(message.json)
+            try socket.send(bytes)
         } catch {
             fatalError("offstage: lost the daemon connection: \(error)")
         }

@@ -172,6 +172,15 @@ extension CallbackMessage {
 }
 
 extension AppMessage {
+    /// The canonical ack line, `{"id":N,"type":"ack"}` and a newline.
+    public static func ackLine(id: Int) -> [UInt8] {
+        var out = ackPrefix
+        out.append(contentsOf: String(id).utf8)
+        out.append(contentsOf: ackSuffix)
+        out.append(UInt8(ascii: "\n"))
+        return out
+    }
+
     private static let ackPrefix = Array(#"{"id":"#.utf8)
     private static let ackSuffix = Array(#","type":"ack"}"#.utf8)
 

@@ -63,6 +63,7 @@ import OffstageProtocol
         #expect(try AppMessage(line: Array(#" {"id":19,"type":"ack"} "#.utf8)) == .ack(id: 19))
         #expect(throws: (any Error).self) { try AppMessage(line: Array(#"{"id":1x,"type":"ack"}"#.utf8)) }
         #expect(throws: (any Error).self) { try AppMessage(line: Array(#"{"id":,"type":"ack"}"#.utf8)) }
+        #expect(AppMessage.ackLine(id: 5) == LineFraming.encode(AppMessage.ack(id: 5).json))
         let ack = AppMessage.ack(id: 123_456)
         #expect(try AppMessage(line: LineFraming.encode(ack.json).dropLast()) == ack)
     }
