@@ -1,8 +1,10 @@
 import OffstageCore
 
-/// Writes fixes as NMEA 0183: one `RMC` then one `GGA` per fix (talker
+/// Writes fixes as NMEA 0183: one `GGA` then one `RMC` per fix (talker
 /// `GP`), with times to the millisecond, the date, and correct checksums.
-/// `RMC` comes first so that gpsd knows the date for every epoch.
+/// `GGA` comes first: gpsd then reports the epoch complete (position,
+/// altitude, speed, course, date) at the `RMC` that ends it, even for the
+/// very first fix, before it has learnt where its cycles end.
 public enum NMEAFixWriter {
     /// Horizontal accuracy (metres) taken to equal one unit of HDOP.
     public static let metresPerHDOP = 5.0
@@ -21,7 +23,7 @@ public enum NMEAFixWriter {
         let hdop = decimal(max(0.5, (fix.horizontalAccuracy ?? 5) / metresPerHDOP), 1)
         let alt = fix.altitude.map { decimal($0, 2) } ?? ""
         let gga = "GPGGA,\(time),\(lat),\(lon),1,08,\(hdop),\(alt),\(alt.isEmpty ? "" : "M"),0.0,M,,"
-        return framed(rmc) + framed(gga)
+        return framed(gga) + framed(rmc)
     }
 
     /// `$body*hh\r\n`.
