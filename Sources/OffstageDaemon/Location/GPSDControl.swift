@@ -67,3 +67,10 @@ extension Thread {
     /// Yields the processor for a few milliseconds while polling a condition.
     static func sleepBriefly() { Thread.sleep(forTimeInterval: 0.01) }
 }
+
+extension GPSDControl {
+    /// Whether something accepts connections on 127.0.0.1:port.
+    public static func isListening(port: Int) -> Bool {
+        LocationSocket.isListening(port: port)
+    }
+}

@@ -37,7 +37,7 @@ public struct GPXFixReader: Sendable {
     /// Streams the file's fixes to `body`, in document order.
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         guard let stream = InputStream(fileAtPath: path), FileManager.default.isReadableFile(atPath: path) else {
-            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open"))
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: no such readable file"))
         }
         return try withoutActuallyEscaping(body) { body in
             let parser = XMLParser(stream: stream)

@@ -23,8 +23,9 @@ public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible 
         self.message = message
     }
 
-    /// `file:line: message`, the form compilers use.
-    public var description: String { "\(file):\(line): \(message)" }
+    /// `file:line: message`, the form compilers use (`file: message` for
+    /// the file as a whole).
+    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
 }
 
 /// A fixture could not be read: a file-level failure, or the first bad

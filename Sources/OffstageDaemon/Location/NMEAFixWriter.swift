@@ -42,8 +42,8 @@ public enum NMEAFixWriter {
         return "\(p(degrees, degreeDigits))\(p(whole, 2)).\(p(frac, 6)),\(value < 0 ? negative : positive)"
     }
 
-    /// A fixed-point decimal without Foundation's formatter.
-    static func decimal(_ value: Double, _ places: Int) -> String {
+    /// A fixed-point decimal string with `places` decimals (no Foundation formatter).
+    public static func decimal(_ value: Double, _ places: Int) -> String {
         var scale = 1
         for _ in 0..<places { scale *= 10 }
         let n = Int((abs(value) * Double(scale)).rounded())
