@@ -10,9 +10,16 @@ struct LocationRegionGrid: Sendable {
     /// Above this many cells an entry goes to the wide list.
     static let maximumCellsPerEntry = 1_024
 
+    /// A region in a cell, with its box inline so that most candidates are
+    /// rejected without touching the region's own storage.
+    struct Entry: Sendable {
+        var slot: Int32
+        var box: LocationBoundingBox
+    }
+
     let cellSize: Double
     private let longitudeCells: Int
-    private(set) var cells: [Int64: [Int32]] = [:]
+    private(set) var cells: [Int64: [Entry]] = [:]
     private(set) var wide: [Int32] = []
 
     init(cellSizeDegrees: Double) {
@@ -62,7 +69,7 @@ struct LocationRegionGrid: Sendable {
             wide.append(slot)
             return
         }
-        for k in keys { cells[k, default: []].append(slot) }
+        for k in keys { cells[k, default: []].append(Entry(slot: slot, box: box)) }
     }
 
     mutating func remove(_ slot: Int32, box: LocationBoundingBox) {
@@ -72,14 +79,15 @@ struct LocationRegionGrid: Sendable {
         }
         for k in keys {
             guard var list = cells.removeValue(forKey: k) else { continue }
-            if let i = list.firstIndex(of: slot) { list.remove(at: i) }
+            if let i = list.firstIndex(where: { $0.slot == slot }) { list.remove(at: i) }
             if !list.isEmpty { cells[k] = list }
         }
     }
 
-    /// The regions whose box may contain the point (a superset).
+    /// The entries of the point's cell (a superset of the regions whose
+    /// box contains it).
     @inline(__always)
-    func candidates(latitude: Double, longitude: Double) -> [Int32]? {
+    func candidates(latitude: Double, longitude: Double) -> [Entry]? {
         cells[key(latitudeIndex(latitude), longitudeIndex(longitude))]
     }
 }

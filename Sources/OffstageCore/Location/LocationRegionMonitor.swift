@@ -32,9 +32,10 @@ public struct LocationRegionMonitor: Sendable {
         case exhaustive
     }
 
-    struct Slot: Sendable {
-        var subscriber: LocationSubscriberID
-        var region: LocationCircularRegion
+    /// A region's fixed geometry, kept apart from its state so that the
+    /// hot path reads a compact array and writes nothing until a region is
+    /// actually reached.
+    struct Geometry: Sendable {
         var metric: LocationLocalMetric
         var innerSquared: Double
         var radiusSquared: Double
@@ -42,6 +43,12 @@ public struct LocationRegionMonitor: Sendable {
         var enterBox: LocationBoundingBox
         var outerBox: LocationBoundingBox
         var usesGeodesicDistance: Bool
+    }
+
+    /// A region's identity and state.
+    struct Slot: Sendable {
+        var subscriber: LocationSubscriberID
+        var region: LocationCircularRegion
         var state: LocationRegionState
         var pendingSince: Double?
         var trackedPosition: Int
@@ -55,12 +62,13 @@ public struct LocationRegionMonitor: Sendable {
     public private(set) var latestFix: LocationFix?
 
     private var slots: [Slot] = []
+    private var geometry: [Geometry] = []
     private var freeSlots: [Int32] = []
     private var bySubscriber: [LocationSubscriberID: [String: Int32]] = [:]
     private var grid: LocationRegionGrid
     private var tracked: [Int32] = []
-    private var scratch: [Int32] = []
     private var stamp: UInt32 = 0
+    private var scratch: [Int32] = []
 
     /// Creates an empty monitor.
     public init(configuration: LocationRegionMonitorConfiguration = .init()) {
@@ -97,17 +105,21 @@ public struct LocationRegionMonitor: Sendable {
         }
         if let existing { removeSlot(existing) }
 
-        let slot = makeSlot(region, subscriber: subscriber)
+        let slot = Slot(subscriber: subscriber, region: region, state: .unknown, pendingSince: nil,
+                        trackedPosition: -1, stamp: 0, isLive: true)
+        let shape = makeGeometry(region)
         let index: Int32
         if let free = freeSlots.popLast() {
             index = free
             slots[Int(free)] = slot
+            geometry[Int(free)] = shape
         } else {
             index = Int32(slots.count)
             slots.append(slot)
+            geometry.append(shape)
         }
         bySubscriber[subscriber, default: [:]][region.identifier] = index
-        grid.insert(index, box: slot.enterBox)
+        grid.insert(index, box: shape.enterBox)
         let state = initialState(of: Int(index))
         slots[Int(index)].state = state
         if state != .outside { track(index) }
@@ -167,6 +179,8 @@ public struct LocationRegionMonitor: Sendable {
         latestFix = fix
         let start = events.count
         let point = Point(fix)
+        // Marks the regions evaluated for this fix (a region can be both
+        // tracked and a candidate).
         stamp &+= 1
         if stamp == 0 {
             for i in slots.indices { slots[i].stamp = 0 }
@@ -182,15 +196,19 @@ public struct LocationRegionMonitor: Sendable {
             scratch.append(contentsOf: tracked)
             for index in scratch { evaluate(index, at: point, into: &events) }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
-                for index in list where slots[Int(index)].stamp != stamp {
-                    evaluate(index, at: point, into: &events)
+                for entry in list where entry.box.contains(latitude: point.latitude, longitude: point.longitude) {
+                    // An untracked region is outside with nothing pending:
+                    // only a fix inside its enter circle concerns it.
+                    let i = Int(entry.slot)
+                    guard distanceSquared(i, point) <= geometry[i].innerSquared else { continue }
+                    if slots[i].stamp != stamp { evaluate(entry.slot, at: point, into: &events) }
                 }
             }
             for index in grid.wide where slots[Int(index)].stamp != stamp {
                 evaluate(index, at: point, into: &events)
             }
         }
-        if events.count - start > 1 { events[start...].sort(by: Self.eventOrder) }
+        Self.sortNewEvents(&events, from: start)
     }
 
     /// The earliest fix time at which a pending enter or exit completes its
@@ -213,7 +231,7 @@ public struct LocationRegionMonitor: Sendable {
             evaluate(index, at: point, into: &events)
         }
         latestFix = fix
-        if events.count - start > 1 { events[start...].sort(by: Self.eventOrder) }
+        Self.sortNewEvents(&events, from: start)
     }
 
     // MARK: Internals
@@ -234,40 +252,53 @@ public struct LocationRegionMonitor: Sendable {
         }
     }
 
-    private static func eventOrder(_ a: LocationRegionEvent, _ b: LocationRegionEvent) -> Bool {
-        if a.subscriber != b.subscriber { return a.subscriber < b.subscriber }
-        return a.identifier < b.identifier
+    /// Sorts the events appended since `start` by subscriber and
+    /// identifier, keeping the order of one region's events.
+    private static func sortNewEvents(_ events: inout [LocationRegionEvent], from start: Int) {
+        guard events.count - start > 1 else { return }
+        func before(_ a: LocationRegionEvent, _ b: LocationRegionEvent) -> Bool {
+            if a.subscriber != b.subscriber { return a.subscriber < b.subscriber }
+            return a.identifier < b.identifier
+        }
+        var sorted = true
+        for i in (start + 1)..<events.count where before(events[i], events[i - 1]) {
+            sorted = false
+            break
+        }
+        if sorted { return }
+        let ordered = events[start...].enumerated().sorted { x, y in
+            before(x.element, y.element) || (!before(y.element, x.element) && x.offset < y.offset)
+        }
+        events.replaceSubrange(start..., with: ordered.map(\.element))
     }
 
-    private func makeSlot(_ region: LocationCircularRegion, subscriber: LocationSubscriberID) -> Slot {
+    private func makeGeometry(_ region: LocationCircularRegion) -> Geometry {
         let band = min(configuration.hysteresis, region.radius / 2)
         let inner = region.radius - band
         let outer = region.radius + configuration.hysteresis
-        return Slot(
-            subscriber: subscriber, region: region,
+        return Geometry(
             metric: LocationLocalMetric(center: region.center),
             innerSquared: inner * inner, radiusSquared: region.radius * region.radius,
             outerSquared: outer * outer,
             enterBox: LocationBoundingBox(center: region.center, distance: inner),
             outerBox: LocationBoundingBox(center: region.center, distance: outer),
-            usesGeodesicDistance: outer > 10_000,
-            state: .unknown, pendingSince: nil, trackedPosition: -1, stamp: 0, isLive: true)
+            usesGeodesicDistance: outer > 10_000)
     }
 
     private func initialState(of index: Int) -> LocationRegionState {
         guard let fix = latestFix else { return .unknown }
-        return distanceSquared(index, Point(fix)) <= slots[index].radiusSquared ? .inside : .outside
+        return distanceSquared(index, Point(fix)) <= geometry[index].radiusSquared ? .inside : .outside
     }
 
     @inline(__always)
     private func distanceSquared(_ index: Int, _ p: Point) -> Double {
-        guard slots[index].outerBox.contains(latitude: p.latitude, longitude: p.longitude) else { return .infinity }
-        if slots[index].usesGeodesicDistance {
+        guard geometry[index].outerBox.contains(latitude: p.latitude, longitude: p.longitude) else { return .infinity }
+        if geometry[index].usesGeodesicDistance {
             let d = LocationGeodesy.distance(
                 slots[index].region.center, LocationCoordinate(latitude: p.latitude, longitude: p.longitude))
             return d * d
         }
-        return slots[index].metric.distanceSquared(
+        return geometry[index].metric.distanceSquared(
             latitudeRadians: p.latitudeRadians, longitudeRadians: p.longitudeRadians)
     }
 
@@ -278,18 +309,18 @@ public struct LocationRegionMonitor: Sendable {
         case .outside:
             // Cheap reject before any arithmetic: not in the enter box.
             if slots[index].pendingSince == nil,
-                !slots[index].enterBox.contains(latitude: p.latitude, longitude: p.longitude)
+                !geometry[index].enterBox.contains(latitude: p.latitude, longitude: p.longitude)
             {
                 return
             }
             let d2 = distanceSquared(index, p)
-            step(index, pastBand: d2 <= slots[index].innerSquared, to: .inside, at: p.time, into: &events)
+            step(index, pastBand: d2 <= geometry[index].innerSquared, to: .inside, at: p.time, into: &events)
         case .inside:
             let d2 = distanceSquared(index, p)
-            step(index, pastBand: d2 >= slots[index].outerSquared, to: .outside, at: p.time, into: &events)
+            step(index, pastBand: d2 >= geometry[index].outerSquared, to: .outside, at: p.time, into: &events)
         case .unknown:
             let d2 = distanceSquared(index, p)
-            let state: LocationRegionState = d2 <= slots[index].radiusSquared ? .inside : .outside
+            let state: LocationRegionState = d2 <= geometry[index].radiusSquared ? .inside : .outside
             slots[index].state = state
             emit(index, .didDetermineState(state), at: p.time, into: &events)
             if state == .outside { untrack(index32) }
@@ -355,7 +386,7 @@ public struct LocationRegionMonitor: Sendable {
     private mutating func removeSlot(_ index: Int32) {
         let slot = slots[Int(index)]
         untrack(index)
-        grid.remove(index, box: slot.enterBox)
+        grid.remove(index, box: geometry[Int(index)].enterBox)
         bySubscriber[slot.subscriber]?[slot.region.identifier] = nil
         if bySubscriber[slot.subscriber]?.isEmpty == true { bySubscriber[slot.subscriber] = nil }
         slots[Int(index)].isLive = false

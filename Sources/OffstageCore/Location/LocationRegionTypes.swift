@@ -96,11 +96,11 @@ public struct LocationRegionMonitorConfiguration: Sendable, Hashable {
     /// `CLLocationManager.maximumRegionMonitoringDistance`.
     public var maximumRadius: Double = 400_000
     /// Grid cell size of the spatial index, in degrees.
-    public var cellSizeDegrees: Double = 0.01
+    public var cellSizeDegrees: Double = 0.0025
 
     public init(
         hysteresis: Double = 200, dwell: Double = 20, maximumRegionsPerSubscriber: Int = 20,
-        maximumRadius: Double = 400_000, cellSizeDegrees: Double = 0.01
+        maximumRadius: Double = 400_000, cellSizeDegrees: Double = 0.0025
     ) {
         self.hysteresis = hysteresis
         self.dwell = dwell
