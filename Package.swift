@@ -21,7 +21,11 @@ let package = Package(
         // Wire messages shared by the daemon and the SDK. Foundation only.
         .target(name: "OffstageProtocol", linkerSettings: [.linkedLibrary("m")]),
 
-        // Pure logic: lifecycle state machine, policies, scheduler, event model.
+        // libgps (gpsd's client library), wrapped without C code.
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+
+        // Pure logic: lifecycle state machine, policies, scheduler, event model,
+        // location engines (significant change, regions, continuous updates).
         // No I/O, no wall clock: time is always a parameter.
         .target(
             name: "OffstageCore",
@@ -42,6 +46,7 @@ let package = Package(
             dependencies: [
                 "OffstageCore",
                 "OffstageProtocol",
+                "CGPS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,6 +82,12 @@ let package = Package(
             name: "TrunkBenchmarks",
             dependencies: ["OffstageDaemon", "OffstageKit"],
             path: "Benchmarks/TrunkBenchmarks"
+        ),
+
+        .executableTarget(
+            name: "LocationBenchmarks",
+            dependencies: ["OffstageCore", "OffstageDaemon"],
+            path: "Benchmarks/LocationBenchmarks"
         ),
 
         .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore"]),

@@ -1,0 +1,78 @@
+/// A point on the WGS-84 ellipsoid, in degrees.
+public struct LocationCoordinate: Sendable, Hashable, Codable {
+    /// Latitude in degrees, positive north, in -90...90.
+    public var latitude: Double
+    /// Longitude in degrees, positive east, in -180...180.
+    public var longitude: Double
+
+    /// Creates a coordinate from degrees.
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// Whether both values are finite and in range.
+    public var isValid: Bool {
+        latitude.isFinite && longitude.isFinite
+            && (-90...90).contains(latitude) && (-180...180).contains(longitude)
+    }
+}
+
+/// One position fix, stamped with its own fix time (not its receipt time).
+///
+/// Time is seconds since 1970-01-01T00:00:00Z (UTC, no leap seconds), as
+/// GPS receivers and gpsd report it. The core never reads a clock: every
+/// engine takes its notion of "now" from the fixes it is given.
+public struct LocationFix: Sendable, Hashable, Codable {
+    /// Latitude in degrees.
+    public var latitude: Double
+    /// Longitude in degrees.
+    public var longitude: Double
+    /// Fix time, seconds since the Unix epoch (UTC).
+    public var time: Double
+    /// Altitude above mean sea level in metres, if known.
+    public var altitude: Double?
+    /// Speed over ground in metres per second, if known.
+    public var speed: Double?
+    /// Course over ground in degrees from true north, if known.
+    public var course: Double?
+    /// Estimated horizontal error in metres, if known.
+    public var horizontalAccuracy: Double?
+
+    /// Creates a fix.
+    public init(
+        latitude: Double, longitude: Double, time: Double,
+        altitude: Double? = nil, speed: Double? = nil, course: Double? = nil,
+        horizontalAccuracy: Double? = nil
+    ) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.time = time
+        self.altitude = altitude
+        self.speed = speed
+        self.course = course
+        self.horizontalAccuracy = horizontalAccuracy
+    }
+
+    /// The fix's position.
+    public var coordinate: LocationCoordinate {
+        LocationCoordinate(latitude: latitude, longitude: longitude)
+    }
+}
+
+/// Identifies one consumer of location services (an app, by bundle id).
+public struct LocationSubscriberID: Sendable, Hashable, Codable, Comparable,
+    ExpressibleByStringLiteral, CustomStringConvertible
+{
+    /// The identifier, usually a bundle identifier.
+    public var rawValue: String
+
+    /// Creates an identifier.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Talks to a running gpsd: its control socket (`gpsd -F PATH`), to add
+/// and remove devices, and its client port, to wait for a device.
+public enum GPSDControl {
+    /// Debian's default control socket.
+    public static let defaultControlSocket = "/run/gpsd.sock"
+
+    /// Adds a device to a gpsd through its control socket (`+PATH`).
+    public static func addDevice(_ path: String, controlSocket: String) throws {
+        try command("+\(path)\n", controlSocket: controlSocket)
+    }
+
+    /// Removes a device from a gpsd through its control socket (`-PATH`).
+    public static func removeDevice(_ path: String, controlSocket: String) throws {
+        try command("-\(path)\n", controlSocket: controlSocket)
+    }
+
+    private static func command(_ text: String, controlSocket: String) throws {
+        let fd = try LocationSocket.connectUnix(path: controlSocket)
+        defer { close(fd) }
+        try LocationSocket.send(fd, text)
+        var answer = ""
+        _ = LocationSocket.readLines(fd, until: .now + .seconds(5)) { line in
+            answer = line
+            return true
+        }
+        guard answer.hasPrefix("OK") else {
+            throw LocationSystemError("gpsd control \(text.trimmingCharacters(in: "\n"))",
+                detail: answer.isEmpty ? "no answer from \(controlSocket)" : answer)
+        }
+    }
+
+    /// Waits until the gpsd at `port` on loopback lists `device` as
+    /// activated (it then reads everything written to the device).
+    /// - Returns: whether it did before the timeout.
+    public static func waitForDevice(_ device: String, port: Int, timeout: Duration = .seconds(5)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let fd = try? LocationSocket.connectLoopback(port: port) else {
+                Thread.sleepBriefly()
+                continue
+            }
+            defer { close(fd) }
+            guard (try? LocationSocket.send(fd, "?WATCH={\"enable\":true};\n")) != nil else { continue }
+            let needle = "\"path\":\"\(device)\",\"activated\""
+            let seen = LocationSocket.readLines(fd, until: min(deadline, .now + .milliseconds(500))) { $0.contains(needle) }
+            if seen { return true }
+        }
+        return false
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        String(self.filter { $0 != set })
+    }
+}
+
+import Foundation
+
+extension Thread {
+    /// Yields the processor for a few milliseconds while polling a condition.
+    static func sleepBriefly() { Thread.sleep(forTimeInterval: 0.01) }
+}
+
+extension GPSDControl {
+    /// Whether something accepts connections on 127.0.0.1:port.
+    public static func isListening(port: Int) -> Bool {
+        LocationSocket.isListening(port: port)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import OffstageCore
+
+/// Reads fixes from a gpsd JSON log, one object per line as `gpspipe -w`
+/// writes it. `TPV` reports with `mode` 2 or 3 become fixes; other classes
+/// (`VERSION`, `DEVICES`, `WATCH`, `SKY`, ...) and `TPV`s without a fix
+/// (`mode` 0 or 1) are ignored. A line that is not JSON (a truncated line,
+/// say), or a `TPV` with a fix but no `time`, `lat` or `lon`, is bad input.
+public struct GPSDJSONFixReader: Sendable {
+    /// The file's path.
+    public let path: String
+    /// Options, including the bad-input policy.
+    public let options: LocationFixtureReadOptions
+
+    public init(path: String, options: LocationFixtureReadOptions = .init()) {
+        self.path = path
+        self.options = options
+    }
+
+    /// Streams the file's fixes to `body`, in order.
+    public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
+        var lines = try LocationLineReader(path: path)
+        var checker = LocationFixChecker(file: path, options: options)
+        while let line = lines.next() {
+            let number = lines.lineNumber
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                try checker.issue(line: number, "not a JSON object (truncated line?)")
+                continue
+            }
+            guard object["class"] as? String == "TPV" else {
+                checker.ignore()
+                continue
+            }
+            let mode = (object["mode"] as? NSNumber)?.intValue ?? 0
+            guard mode >= 2 else {
+                checker.ignore()
+                continue
+            }
+            guard let lat = (object["lat"] as? NSNumber)?.doubleValue,
+                let lon = (object["lon"] as? NSNumber)?.doubleValue
+            else {
+                try checker.issue(line: number, "TPV with mode \(mode) but without lat/lon")
+                continue
+            }
+            guard let timeText = object["time"] as? String else {
+                try checker.issue(line: number, "TPV without time")
+                continue
+            }
+            guard let time = LocationTimeFormat.parseISO8601(timeText) else {
+                try checker.issue(line: number, "bad time \"\(timeText)\"")
+                continue
+            }
+            func value(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }
+            let accuracy = value("eph") ?? zip2(value("epx"), value("epy")).map { max($0, $1) }
+            let fix = LocationFix(
+                latitude: lat, longitude: lon, time: time,
+                altitude: value("altMSL") ?? value("alt"), speed: value("speed"), course: value("track"),
+                horizontalAccuracy: accuracy)
+            if let accepted = try checker.accept(fix, line: number) { try body(accepted) }
+        }
+        return checker.summary
+    }
+
+    private func zip2(_ a: Double?, _ b: Double?) -> (Double, Double)? {
+        guard let a, let b else { return nil }
+        return (a, b)
+    }
+}
+
+/// Writes fixes as gpsd `TPV` JSON lines (readable by ``GPSDJSONFixReader``).
+public enum GPSDJSONFixWriter {
+    /// One `TPV` line, ending in `\n`.
+    public static func line(for fix: LocationFix, device: String = "offstage") -> String {
+        var s = "{\"class\":\"TPV\",\"device\":\"\(device)\",\"mode\":\(fix.altitude == nil ? 2 : 3)"
+        s += ",\"time\":\"\(LocationTimeFormat.iso8601(fix.time))\""
+        s += ",\"lat\":\(NMEAFixWriter.decimal(fix.latitude, 9)),\"lon\":\(NMEAFixWriter.decimal(fix.longitude, 9))"
+        if let alt = fix.altitude { s += ",\"altMSL\":\(NMEAFixWriter.decimal(alt, 3))" }
+        if let speed = fix.speed { s += ",\"speed\":\(NMEAFixWriter.decimal(speed, 3))" }
+        if let track = fix.course { s += ",\"track\":\(NMEAFixWriter.decimal(track, 4))" }
+        if let eph = fix.horizontalAccuracy { s += ",\"eph\":\(NMEAFixWriter.decimal(eph, 3))" }
+        return s + "}\n"
+    }
+}

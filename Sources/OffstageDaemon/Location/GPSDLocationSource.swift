@@ -1,0 +1,138 @@
+import CGPS
+import Foundation
+import OffstageCore
+import Synchronization
+
+/// Fixes from a gpsd, through libgps.
+///
+/// Each call to ``events()`` starts a reader thread (libgps blocks) that
+/// connects to the endpoint, asks for a JSON watch and turns each `TPV`
+/// report with a 2D or 3D fix into a ``LocationSourceEvent/fix(_:)`` stamped
+/// with the fix time from gpsd. gpsd may report an epoch twice (after `RMC`
+/// and after `GGA`): a report with the same fix time as the one before is
+/// dropped. When gpsd goes away the source reports
+/// ``LocationSourceEvent/disconnected(_:)`` and reconnects with backoff.
+/// ``LocationSourceEvent/connected(_:)`` comes once gpsd has confirmed the
+/// watch, so fixes sent after it are not missed.
+public struct GPSDLocationSource: LocationSource {
+    /// The gpsd to read.
+    public let endpoint: GPSDEndpoint
+    /// Backoff between connection attempts.
+    public let reconnect: LocationReconnectPolicy
+    /// Only fixes from this device path, if set.
+    public let device: String?
+
+    public init(endpoint: GPSDEndpoint = .default, reconnect: LocationReconnectPolicy = .init(), device: String? = nil) {
+        self.endpoint = endpoint
+        self.reconnect = reconnect
+        self.device = device
+    }
+
+    public func events() -> AsyncStream<LocationSourceEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LocationSourceEvent.self)
+        let stop = StopFlag()
+        continuation.onTermination = { _ in stop.set() }
+        let source = self
+        let thread = Thread {
+            source.run(stop: stop) { continuation.yield($0) }
+            continuation.finish()
+        }
+        thread.name = "offstage.gpsd-reader"
+        thread.start()
+        return stream
+    }
+
+    /// A flag the consumer sets to stop the reader thread.
+    final class StopFlag: Sendable {
+        private let flag = Mutex(false)
+        func set() { flag.withLock { $0 = true } }
+        var isSet: Bool { flag.withLock { $0 } }
+    }
+
+    /// The reader loop (runs on its own thread until `stop` is set).
+    func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
+        var delay = reconnect.initialDelay
+        var lastTime: Double?
+        let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+        defer { data.deallocate() }
+        let messageCapacity = 16_384
+        let message = UnsafeMutablePointer<CChar>.allocate(capacity: messageCapacity)
+        defer { message.deallocate() }
+        while !stop.isSet {
+            memset(data, 0, MemoryLayout<gps_data_t>.size)
+            guard gps_open(endpoint.host, String(endpoint.port), data) == 0 else {
+                yield(.disconnected("cannot connect to gpsd at \(endpoint): \(String(cString: gps_errstr(errno)))"))
+                Self.pause(delay, stop: stop)
+                delay = reconnect.next(after: delay)
+                continue
+            }
+            _ = gps_stream(data, UInt32(WATCH_ENABLE | WATCH_JSON), nil)
+            var reason = "stopped"
+            while !stop.isSet {
+                errno = 0
+                guard gps_waiting(data, 100_000) else {
+                    if errno != 0 && errno != EINTR && errno != EAGAIN {
+                        reason = "connection error: \(String(cString: strerror(errno)))"
+                        break
+                    }
+                    continue
+                }
+                message[0] = 0
+                let n = gps_read(data, message, Int32(messageCapacity))
+                if n < 0 {
+                    reason = "gpsd at \(endpoint) closed the connection"
+                    break
+                }
+                if n == 0 { continue }
+                if strstr(message, "\"class\":\"WATCH\"") != nil {
+                    delay = reconnect.initialDelay
+                    yield(.connected("\(endpoint)"))
+                    continue
+                }
+                guard strstr(message, "\"class\":\"TPV\"") != nil,
+                    data.pointee.set & (TIME_SET | LATLON_SET) == (TIME_SET | LATLON_SET),
+                    data.pointee.fix.mode >= 2
+                else { continue }
+                let fix = Self.fix(from: data.pointee.fix)
+                guard fix.time != lastTime else { continue }
+                let path = Self.devicePath(data)
+                if let device, path != device { continue }
+                lastTime = fix.time
+                yield(.fix(LocationFixWithDevice(fix: fix, device: path)))
+            }
+            gps_close(data)
+            if stop.isSet { return }
+            yield(.disconnected(reason))
+            Self.pause(delay, stop: stop)
+            delay = reconnect.next(after: delay)
+        }
+    }
+
+    static func fix(from f: gps_fix_t) -> LocationFix {
+        func value(_ x: Double) -> Double? { x.isFinite ? x : nil }
+        let time = Double(f.time.tv_sec) + Double(f.time.tv_nsec) / 1e9
+        return LocationFix(
+            latitude: f.latitude, longitude: f.longitude, time: (time * 1e6).rounded() / 1e6,
+            altitude: f.mode >= 3 ? value(f.altMSL) : nil, speed: value(f.speed), course: value(f.track),
+            horizontalAccuracy: value(f.eph) ?? {
+                guard let x = value(f.epx), let y = value(f.epy) else { return nil }
+                return max(x, y)
+            }())
+    }
+
+    static func devicePath(_ data: UnsafeMutablePointer<gps_data_t>) -> String? {
+        withUnsafeBytes(of: &data.pointee.dev.path) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Sleeps up to `delay`, waking early when stopped.
+    static func pause(_ delay: Duration, stop: StopFlag) {
+        let deadline = ContinuousClock.now + delay
+        while !stop.isSet, ContinuousClock.now < deadline {
+            let left = deadline - ContinuousClock.now
+            Thread.sleep(forTimeInterval: min(0.02, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import OffstageCore
+
+/// Reads fixes from a GPX 1.1 (or 1.0) file through a streaming XML parser.
+///
+/// Track points (`trk`/`trkseg`/`trkpt`) carry their `time`; routes
+/// (`rte`/`rtept`) and waypoints (`wpt`) usually do not, so an untimed one
+/// is timed by ``LocationFixtureReadOptions/routeSpeed`` from the previous
+/// point (the first at ``LocationFixtureReadOptions/routeStartTime``), as
+/// `simctl location` does. An untimed track point, a point without `lat`
+/// or `lon`, or a bad `time` is bad input; a file that is not well-formed
+/// XML stops the read at that line (after the fixes before it), whatever
+/// the policy, because nothing after it can be trusted.
+public struct GPXFixReader: Sendable {
+    /// Which GPX point elements to read.
+    public enum PointKind: String, Sendable, Hashable, CaseIterable {
+        case track = "trkpt"
+        case route = "rtept"
+        case waypoint = "wpt"
+    }
+
+    /// The file's path.
+    public let path: String
+    /// Options, including the bad-input policy.
+    public let options: LocationFixtureReadOptions
+    /// Point kinds read (all by default).
+    public var kinds: Set<PointKind> = Set(PointKind.allCases)
+
+    public init(path: String, options: LocationFixtureReadOptions = .init()) {
+        self.path = path
+        self.options = options
+    }
+
+    /// Streams the file's fixes to `body`, in document order.
+    public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
+        guard let stream = InputStream(fileAtPath: path), FileManager.default.isReadableFile(atPath: path) else {
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: no such readable file"))
+        }
+        return try withoutActuallyEscaping(body) { body in
+            let parser = XMLParser(stream: stream)
+            let delegate = Delegate(reader: self, body: body)
+            parser.delegate = delegate
+            delegate.parser = parser
+            let ok = parser.parse()
+            if let error = delegate.thrown { throw error }
+            if !ok {
+                let issue = LocationFixtureIssue(
+                    file: path, line: parser.lineNumber,
+                    message: "not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "parse error")")
+                throw LocationFixtureError(.badInput, issue)
+            }
+            if !delegate.sawGPX {
+                throw LocationFixtureError(.badInput, LocationFixtureIssue(file: path, line: 0, message: "no <gpx> element"))
+            }
+            return delegate.checker.summary
+        }
+    }
+
+    private final class Delegate: NSObject, XMLParserDelegate {
+        let reader: GPXFixReader
+        let body: (LocationFix) throws -> Void
+        weak var parser: XMLParser?
+        var checker: LocationFixChecker
+        var thrown: Error?
+        var sawGPX = false
+        var failed = false
+
+        // The point being read.
+        var kind: PointKind?
+        var pointLine = 0
+        var latitude: Double?
+        var longitude: Double?
+        var badAttribute: String?
+        var fields: [String: String] = [:]
+        var text = ""
+        var depthInPoint = 0
+        var previous: LocationFix?
+
+        init(reader: GPXFixReader, body: @escaping (LocationFix) throws -> Void) {
+            self.reader = reader
+            self.body = body
+            checker = LocationFixChecker(file: reader.path, options: reader.options)
+        }
+
+        static func local(_ name: String) -> Substring {
+            name.split(separator: ":").last ?? Substring(name)
+        }
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+                    qualifiedName: String?, attributes: [String: String] = [:]) {
+            guard !failed else { return }
+            let local = Self.local(name)
+            if local == "gpx" { sawGPX = true }
+            if kind != nil {
+                depthInPoint += 1
+                text = ""
+                return
+            }
+            guard let k = PointKind(rawValue: String(local)), reader.kinds.contains(k) else { return }
+            kind = k
+            pointLine = parser.lineNumber
+            depthInPoint = 0
+            fields = [:]
+            badAttribute = nil
+            latitude = nil
+            longitude = nil
+            if let s = attributes["lat"] { latitude = Double(s); if latitude == nil { badAttribute = "lat=\"\(s)\"" } }
+            if let s = attributes["lon"] { longitude = Double(s); if longitude == nil { badAttribute = "lon=\"\(s)\"" } }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if kind != nil { text += string }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+            // libxml2 recovers and closes open elements after an error: a
+            // point cut short must not be delivered.
+            failed = true
+            kind = nil
+            parser.abortParsing()
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            guard !failed, let kind else { return }
+            if depthInPoint > 0 {
+                if depthInPoint == 1 {
+                    fields[String(Self.local(name))] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                depthInPoint -= 1
+                return
+            }
+            guard Self.local(name) == kind.rawValue else { return }
+            self.kind = nil
+            do {
+                try finishPoint(kind)
+            } catch {
+                thrown = error
+                parser.abortParsing()
+            }
+        }
+
+        func finishPoint(_ kind: PointKind) throws {
+            if let badAttribute {
+                return try checker.issue(line: pointLine, "<\(kind.rawValue)> with a bad attribute \(badAttribute)")
+            }
+            guard let latitude, let longitude else {
+                return try checker.issue(line: pointLine, "<\(kind.rawValue)> without lat/lon")
+            }
+            var time: Double
+            if let t = fields["time"] {
+                guard let parsed = LocationTimeFormat.parseISO8601(t) else {
+                    return try checker.issue(line: pointLine, "bad <time> \"\(t)\"")
+                }
+                time = parsed
+            } else if kind == .track {
+                return try checker.issue(line: pointLine, "<trkpt> without <time>")
+            } else if let previous {
+                let d = LocationGeodesy.distance(
+                    previous.coordinate, LocationCoordinate(latitude: latitude, longitude: longitude))
+                time = previous.time + max(d / reader.options.routeSpeed, 0.001)
+            } else {
+                time = reader.options.routeStartTime
+            }
+            time = (time * 1000).rounded() / 1000
+            let fix = LocationFix(
+                latitude: latitude, longitude: longitude, time: time,
+                altitude: fields["ele"].flatMap(Double.init),
+                speed: fields["speed"].flatMap(Double.init),
+                course: fields["course"].flatMap(Double.init))
+            if let accepted = try checker.accept(fix, line: pointLine) {
+                previous = accepted
+                try body(accepted)
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import OffstageCore
+
+/// The fixture formats Offstage reads and writes.
+public enum LocationFixtureFormat: String, Sendable, Hashable, CaseIterable {
+    /// GPX 1.1 (`.gpx`).
+    case gpx
+    /// NMEA 0183 (`.nmea`, `.nmea0183`, `.log`).
+    case nmea
+    /// gpsd JSON lines (`.json`, `.jsonl`, `.gpsd`).
+    case gpsdJSON = "json"
+
+    /// The format a file name's extension names, if any.
+    public init?(pathExtension path: String) {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: ".") else { return nil }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "gpx": self = .gpx
+        case "nmea", "nmea0183", "log": self = .nmea
+        case "json", "jsonl", "gpsd", "ndjson": self = .gpsdJSON
+        default: return nil
+        }
+    }
+
+    /// The format of an existing file: by extension, else by its first
+    /// non-blank byte (`<` GPX, `$`/`!` NMEA, `{` JSON).
+    public static func detect(path: String) throws -> LocationFixtureFormat {
+        if let format = LocationFixtureFormat(pathExtension: path) { return format }
+        guard let file = fopen(path, "r") else {
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(
+                file: path, line: 0, message: "cannot open: \(String(cString: strerror(errno)))"))
+        }
+        defer { fclose(file) }
+        var c = fgetc(file)
+        var count = 0
+        while c != EOF, count < 4096, c == 32 || c == 9 || c == 10 || c == 13 || c == 0xEF || c == 0xBB || c == 0xBF {
+            c = fgetc(file)
+            count += 1
+        }
+        switch c {
+        case 60: return .gpx
+        case 36, 33: return .nmea
+        case 123: return .gpsdJSON
+        default:
+            throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
+                file: path, line: 0, message: "unknown fixture format (expected GPX, NMEA or gpsd JSON)"))
+        }
+    }
+}
+
+/// Reads any fixture file, streaming.
+///
+/// ```swift
+/// let summary = try LocationFixtureReader(path: "drive.gpx").read { fix in
+///     engine.process(fix)
+/// }
+/// ```
+public struct LocationFixtureReader: Sendable {
+    /// The file's path.
+    public let path: String
+    /// Its format (detected when not given).
+    public let format: LocationFixtureFormat
+    /// Options, including the bad-input policy.
+    public let options: LocationFixtureReadOptions
+
+    /// - Throws: ``LocationFixtureError`` if the format cannot be detected.
+    public init(path: String, format: LocationFixtureFormat? = nil, options: LocationFixtureReadOptions = .init()) throws {
+        self.path = path
+        self.format = try format ?? LocationFixtureFormat.detect(path: path)
+        self.options = options
+    }
+
+    /// Streams the fixes to `body`, in order; see each format's reader for
+    /// what counts as bad input.
+    public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
+        switch format {
+        case .gpx: return try GPXFixReader(path: path, options: options).read(body)
+        case .nmea: return try NMEAFixReader(path: path, options: options).read(body)
+        case .gpsdJSON: return try GPSDJSONFixReader(path: path, options: options).read(body)
+        }
+    }
+
+    /// Counts the fixes without keeping them (a first pass for progress).
+    public func count() throws -> Int {
+        try read { _ in }.fixes
+    }
+}
+
+/// Writes fixes to a file in any fixture format, streaming.
+public final class LocationFixtureFileWriter {
+    /// The output format.
+    public let format: LocationFixtureFormat
+    private let path: String
+    private var file: UnsafeMutablePointer<FILE>?
+
+    /// Creates (or truncates) the file and writes the format's header.
+    public init(path: String, format: LocationFixtureFormat? = nil, name: String = "offstage") throws {
+        guard let format = format ?? LocationFixtureFormat(pathExtension: path) else {
+            throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
+                file: path, line: 0, message: "cannot tell the output format from the name (use .gpx, .nmea or .json)"))
+        }
+        self.format = format
+        self.path = path
+        guard let f = fopen(path, "w") else {
+            throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                file: path, line: 0, message: "cannot create: \(String(cString: strerror(errno)))"))
+        }
+        file = f
+        if format == .gpx { try put(GPXFixWriter.header(name: name)) }
+    }
+
+    deinit {
+        if let file { fclose(file) }
+    }
+
+    /// Appends one fix.
+    public func write(_ fix: LocationFix) throws {
+        switch format {
+        case .gpx: try put(GPXFixWriter.point(fix))
+        case .nmea: try put(NMEAFixWriter.sentences(for: fix))
+        case .gpsdJSON: try put(GPSDJSONFixWriter.line(for: fix))
+        }
+    }
+
+    /// Writes the footer and closes the file.
+    public func finish() throws {
+        if format == .gpx { try put(GPXFixWriter.footer) }
+        guard let f = file else { return }
+        file = nil
+        if fclose(f) != 0 {
+            throw LocationFixtureError(.unwritable, LocationFixtureIssue(file: path, line: 0, message: "write failed"))
+        }
+    }
+
+    private func put(_ s: String) throws {
+        guard let file, fputs(s, file) >= 0 else {
+            throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                file: path, line: 0, message: "write failed: \(String(cString: strerror(errno)))"))
+        }
+    }
+}
+
+/// `offstage gps convert`: any fixture format to any other.
+public enum LocationFixtureConverter {
+    /// Converts `input` to `output` (formats from the names unless given).
+    public static func convert(
+        input: String, output: String, inputFormat: LocationFixtureFormat? = nil,
+        outputFormat: LocationFixtureFormat? = nil, options: LocationFixtureReadOptions = .init()
+    ) throws -> LocationReadSummary {
+        let reader = try LocationFixtureReader(path: input, format: inputFormat, options: options)
+        let name = input.split(separator: "/").last.map(String.init) ?? input
+        let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name)
+        let summary = try reader.read { try writer.write($0) }
+        try writer.finish()
+        return summary
+    }
+}

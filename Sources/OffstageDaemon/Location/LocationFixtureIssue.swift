@@ -1,0 +1,137 @@
+import OffstageCore
+
+/// What a fixture reader does with bad input.
+public enum LocationReadPolicy: String, Sendable, Hashable, CaseIterable {
+    /// Skip the bad line or point, count it, keep the first issues (default).
+    case skipAndCount = "skip"
+    /// Stop at the first bad line or point with a ``LocationFixtureError``.
+    case strict
+}
+
+/// One problem found in a fixture, with its place.
+public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible {
+    /// The file's path as given.
+    public var file: String
+    /// 1-based line number (0 when the problem is the file as a whole).
+    public var line: Int
+    /// What is wrong, in a few words.
+    public var message: String
+
+    public init(file: String, line: Int, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    /// `file:line: message`, the form compilers use (`file: message` for
+    /// the file as a whole).
+    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
+}
+
+/// A fixture could not be read: a file-level failure, or the first bad
+/// line under the ``LocationReadPolicy/strict`` policy.
+public struct LocationFixtureError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Code: String, Sendable, Hashable {
+        /// The file cannot be opened or read.
+        case unreadable
+        /// The format cannot be told from the name or the content.
+        case unknownFormat
+        /// Bad input (strict policy).
+        case badInput
+        /// Writing the output failed.
+        case unwritable
+    }
+
+    public var code: Code
+    public var issue: LocationFixtureIssue
+
+    public init(_ code: Code, _ issue: LocationFixtureIssue) {
+        self.code = code
+        self.issue = issue
+    }
+
+    public var description: String { issue.description }
+}
+
+/// What a read produced.
+public struct LocationReadSummary: Sendable, Hashable {
+    /// Fixes delivered.
+    public var fixes = 0
+    /// Bad lines or points skipped.
+    public var skipped = 0
+    /// Well-formed lines ignored on purpose (other sentence types or
+    /// classes, reports without a fix).
+    public var ignored = 0
+    /// The first issues (at most ``LocationFixtureReadOptions/maximumIssuesKept``).
+    public var issues: [LocationFixtureIssue] = []
+
+    public init() {}
+}
+
+/// Options of every fixture reader.
+public struct LocationFixtureReadOptions: Sendable, Hashable {
+    /// Bad-input policy.
+    public var policy: LocationReadPolicy = .skipAndCount
+    /// Speed (m/s) used to time GPX routes and waypoints, which carry no
+    /// times; 20 m/s as `simctl location` uses.
+    public var routeSpeed: Double = 20
+    /// Time of the first untimed GPX point, seconds since the Unix epoch
+    /// (default 2000-01-01T00:00:00Z).
+    public var routeStartTime: Double = 946_684_800
+    /// Midnight (seconds since the Unix epoch) of the date to assume for
+    /// NMEA logs with `GGA` and no `RMC` (which carries the date).
+    public var assumedNMEADate: Double?
+    /// How many issues a summary keeps (all are counted).
+    public var maximumIssuesKept = 100
+
+    public init(policy: LocationReadPolicy = .skipAndCount) {
+        self.policy = policy
+    }
+}
+
+/// Shared bookkeeping of the readers: applies the policy, checks that each
+/// fix has valid coordinates and that time never goes backwards or stands
+/// still.
+struct LocationFixChecker {
+    let file: String
+    let options: LocationFixtureReadOptions
+    private(set) var summary = LocationReadSummary()
+    private var lastTime: Double?
+
+    init(file: String, options: LocationFixtureReadOptions) {
+        self.file = file
+        self.options = options
+    }
+
+    /// Reports bad input: throws under the strict policy, else counts it.
+    mutating func issue(line: Int, _ message: String) throws {
+        let issue = LocationFixtureIssue(file: file, line: line, message: message)
+        if options.policy == .strict { throw LocationFixtureError(.badInput, issue) }
+        summary.skipped += 1
+        if summary.issues.count < options.maximumIssuesKept { summary.issues.append(issue) }
+    }
+
+    /// Counts a well-formed input that carries no fix.
+    mutating func ignore() { summary.ignored += 1 }
+
+    /// Validates a fix; returns it if it should be delivered.
+    mutating func accept(_ fix: LocationFix, line: Int) throws -> LocationFix? {
+        guard fix.coordinate.isValid else {
+            try issue(line: line, "coordinates out of range (\(fix.latitude), \(fix.longitude))")
+            return nil
+        }
+        guard fix.time.isFinite else {
+            try issue(line: line, "invalid time")
+            return nil
+        }
+        if let lastTime, fix.time <= lastTime {
+            let what = fix.time < lastTime ? "time goes backwards" : "time does not advance"
+            try issue(line: line, "\(what) (\(LocationTimeFormat.iso8601(fix.time)) after \(LocationTimeFormat.iso8601(lastTime)))")
+            return nil
+        }
+        lastTime = fix.time
+        summary.fixes += 1
+        return fix
+    }
+}

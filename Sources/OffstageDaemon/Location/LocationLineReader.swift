@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads a text file line by line through a small buffer (a big file is
+/// never loaded whole). Lines come without their `\n` / `\r\n`.
+struct LocationLineReader: ~Copyable {
+    private let file: UnsafeMutablePointer<FILE>
+    private var buffer: UnsafeMutablePointer<CChar>? = nil
+    private var capacity = 0
+    /// 1-based number of the last line returned.
+    private(set) var lineNumber = 0
+
+    init(path: String) throws(LocationFixtureError) {
+        guard let f = fopen(path, "r") else {
+            let reason = String(cString: strerror(errno))
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: \(reason)"))
+        }
+        file = f
+    }
+
+    deinit {
+        free(buffer)
+        fclose(file)
+    }
+
+    /// The next line, or nil at the end of the file.
+    mutating func next() -> String? {
+        let n = getline(&buffer, &capacity, file)
+        guard n >= 0, let buffer else { return nil }
+        lineNumber += 1
+        var length = n
+        while length > 0, buffer[length - 1] == 10 || buffer[length - 1] == 13 { length -= 1 }
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: length) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        }
+    }
+}

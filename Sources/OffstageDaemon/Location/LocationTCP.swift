@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Small loopback TCP and Unix-socket helpers for driving gpsd.
+enum LocationSocket {
+    /// A TCP port that is free on 127.0.0.1 right now.
+    static func freeLoopbackPort() throws -> Int {
+        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        try LocationSystemError.check("bind") {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try LocationSystemError.check("getsockname") {
+            withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:port.
+    static func isListening(port: Int) -> Bool {
+        guard let fd = try? connectLoopback(port: port) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A connected TCP socket to 127.0.0.1:port.
+    static func connectLoopback(port: Int) throws -> Int32 {
+        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        var address = loopback(port: port)
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if rc != 0 {
+            let code = errno
+            close(fd)
+            throw LocationSystemError("connect 127.0.0.1:\(port)", errno: code)
+        }
+        return fd
+    }
+
+    /// A connected Unix stream socket.
+    static func connectUnix(path: String) throws -> Int32 {
+        let fd = try LocationSystemError.check("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw LocationSystemError("connect \(path)", detail: "path too long")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if rc != 0 {
+            let code = errno
+            close(fd)
+            throw LocationSystemError("connect \(path)", errno: code)
+        }
+        return fd
+    }
+
+    /// Writes all bytes of a string.
+    static func send(_ fd: Int32, _ text: String) throws {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = try LocationSystemError.check("send") {
+                bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            }
+            offset += n
+        }
+    }
+
+    /// Reads lines until `done` returns true for one, or the deadline passes.
+    static func readLines(_ fd: Int32, until deadline: ContinuousClock.Instant, _ done: (String) -> Bool) -> Bool {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while ContinuousClock.now < deadline {
+            let left = deadline - ContinuousClock.now
+            let ms = Int32(max(1, min(200, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, ms) > 0 else { continue }
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { return false }
+            pending.append(contentsOf: buffer[0..<n])
+            while let newline = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if done(line) { return true }
+            }
+        }
+        return false
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}

@@ -1,0 +1,126 @@
+import OffstageCore
+
+/// Reads fixes from an NMEA 0183 log: `GGA` and `RMC` from any talker,
+/// checksums verified, one fix per epoch (sentences with the same time of
+/// day are merged). `RMC` gives the date; a `GGA` with no date known yet
+/// uses ``LocationFixtureReadOptions/assumedNMEADate`` or is reported.
+/// Other sentence types and sentences without a fix (`RMC` status `V`,
+/// `GGA` quality 0) are ignored, not errors.
+public struct NMEAFixReader: Sendable {
+    /// The file's path.
+    public let path: String
+    /// Options, including the bad-input policy.
+    public let options: LocationFixtureReadOptions
+
+    public init(path: String, options: LocationFixtureReadOptions = .init()) {
+        self.path = path
+        self.options = options
+    }
+
+    private struct Epoch {
+        var line: Int
+        var timeOfDay: Double
+        var days: Int?
+        var latitude: Double
+        var longitude: Double
+        var altitude: Double?
+        var speed: Double?
+        var course: Double?
+        var accuracy: Double?
+    }
+
+    /// Streams the file's fixes to `body`, in order.
+    /// - Throws: ``LocationFixtureError`` (unreadable file, or bad input
+    ///   under the strict policy), or what `body` throws.
+    public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
+        var lines = try LocationLineReader(path: path)
+        var checker = LocationFixChecker(file: path, options: options)
+        var pending: Epoch?
+        var lastDays: Int? = options.assumedNMEADate.map { Int(($0 / 86_400).rounded(.down)) }
+        var lastTimeOfDay: Double?
+
+        func flush(_ epoch: Epoch) throws {
+            var days = epoch.days
+            if days == nil, let known = lastDays {
+                // GGA only: carry the last date, rolling over at midnight.
+                days = (lastTimeOfDay.map { epoch.timeOfDay < $0 } ?? false) ? known + 1 : known
+            }
+            guard let days else {
+                try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it)")
+                return
+            }
+            lastDays = days
+            lastTimeOfDay = epoch.timeOfDay
+            let fix = LocationFix(
+                latitude: epoch.latitude, longitude: epoch.longitude,
+                time: Double(days) * 86_400 + epoch.timeOfDay,
+                altitude: epoch.altitude, speed: epoch.speed, course: epoch.course,
+                horizontalAccuracy: epoch.accuracy)
+            if let accepted = try checker.accept(fix, line: epoch.line) { try body(accepted) }
+        }
+
+        while let line = lines.next() {
+            let number = lines.lineNumber
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            let sentence: NMEASentence
+            do {
+                sentence = try NMEASentence(line: line)
+            } catch {
+                switch error {
+                case .notASentence: try checker.issue(line: number, "not an NMEA sentence")
+                case .missingChecksum: try checker.issue(line: number, "missing checksum (truncated line?)")
+                case .badChecksum(let expected, let found):
+                    try checker.issue(line: number, "bad checksum \(found), expected \(expected)")
+                }
+                continue
+            }
+            guard sentence.type == "GGA" || sentence.type == "RMC" else {
+                checker.ignore()
+                continue
+            }
+            guard let tod = NMEASentence.timeOfDay(sentence[0]) else {
+                try checker.issue(line: number, "\(sentence.type) without a valid time")
+                continue
+            }
+            let isRMC = sentence.type == "RMC"
+            let hasFix = isRMC ? sentence[1] == "A" : !(sentence[5].isEmpty || sentence[5] == "0")
+            guard hasFix else {
+                checker.ignore()
+                continue
+            }
+            let (latIndex, lonIndex) = isRMC ? (2, 4) : (1, 3)
+            guard let lat = NMEASentence.angle(sentence[latIndex], sentence[latIndex + 1], degreeDigits: 2),
+                let lon = NMEASentence.angle(sentence[lonIndex], sentence[lonIndex + 1], degreeDigits: 3)
+            else {
+                try checker.issue(line: number, "\(sentence.type) without valid coordinates")
+                continue
+            }
+            var days: Int?
+            if isRMC {
+                guard let d = NMEASentence.date(sentence[8]) else {
+                    try checker.issue(line: number, "RMC without a valid date")
+                    continue
+                }
+                days = d
+            }
+            if let p = pending, p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) {
+                try flush(p)
+                pending = nil
+            }
+            var epoch = pending ?? Epoch(line: number, timeOfDay: tod, latitude: lat, longitude: lon)
+            epoch.latitude = lat
+            epoch.longitude = lon
+            if isRMC {
+                epoch.days = days
+                if let knots = Double(sentence[6]) { epoch.speed = knots * 1852 / 3600 }
+                if let course = Double(sentence[7]) { epoch.course = course }
+            } else {
+                if let alt = Double(sentence[8]) { epoch.altitude = alt }
+                if let hdop = Double(sentence[7]) { epoch.accuracy = hdop * NMEAFixWriter.metresPerHDOP }
+            }
+            pending = epoch
+        }
+        if let p = pending { try flush(p) }
+        return checker.summary
+    }
+}

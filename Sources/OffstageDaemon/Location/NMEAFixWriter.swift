@@ -1,0 +1,54 @@
+import OffstageCore
+
+/// Writes fixes as NMEA 0183: one `GGA` then one `RMC` per fix (talker
+/// `GP`), with times to the millisecond, the date, and correct checksums.
+/// `GGA` comes first: gpsd then reports the epoch complete (position,
+/// altitude, speed, course, date) at the `RMC` that ends it, even for the
+/// very first fix, before it has learnt where its cycles end.
+public enum NMEAFixWriter {
+    /// Horizontal accuracy (metres) taken to equal one unit of HDOP.
+    public static let metresPerHDOP = 5.0
+
+    /// The two sentences for a fix, each ending in CR LF.
+    public static func sentences(for fix: LocationFix) -> String {
+        let c = LocationTimeFormat.components(fix.time)
+        let p = LocationTimeFormat.pad
+        let time = "\(p(c.hour, 2))\(p(c.minute, 2))\(p(c.second, 2)).\(p(c.millisecond, 3))"
+        let date = "\(p(c.day, 2))\(p(c.month, 2))\(p(c.year % 100, 2))"
+        let lat = angle(fix.latitude, degreeDigits: 2, positive: "N", negative: "S")
+        let lon = angle(fix.longitude, degreeDigits: 3, positive: "E", negative: "W")
+        let speed = fix.speed.map { decimal($0 * 3600 / 1852, 3) } ?? ""
+        let course = fix.course.map { decimal($0, 2) } ?? ""
+        let rmc = "GPRMC,\(time),A,\(lat),\(lon),\(speed),\(course),\(date),,,A"
+        let hdop = decimal(max(0.5, (fix.horizontalAccuracy ?? 5) / metresPerHDOP), 1)
+        let alt = fix.altitude.map { decimal($0, 2) } ?? ""
+        let gga = "GPGGA,\(time),\(lat),\(lon),1,08,\(hdop),\(alt),\(alt.isEmpty ? "" : "M"),0.0,M,,"
+        return framed(gga) + framed(rmc)
+    }
+
+    /// `$body*hh\r\n`.
+    static func framed(_ body: String) -> String {
+        "$\(body)*\(NMEASentence.hex(NMEASentence.checksum(body)))\r\n"
+    }
+
+    /// `ddmm.mmmmmm,H` with 6 decimals of minutes (about 2 mm).
+    static func angle(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> String {
+        let micro = Int((abs(value) * 60_000_000).rounded())  // millionths of a minute
+        let degrees = micro / 60_000_000
+        let minutes = micro % 60_000_000
+        let whole = minutes / 1_000_000
+        let frac = minutes % 1_000_000
+        let p = LocationTimeFormat.pad
+        return "\(p(degrees, degreeDigits))\(p(whole, 2)).\(p(frac, 6)),\(value < 0 ? negative : positive)"
+    }
+
+    /// A fixed-point decimal string with `places` decimals (no Foundation formatter).
+    public static func decimal(_ value: Double, _ places: Int) -> String {
+        var scale = 1
+        for _ in 0..<places { scale *= 10 }
+        let n = Int((abs(value) * Double(scale)).rounded())
+        let sign = value < 0 && n != 0 ? "-" : ""
+        if places == 0 { return sign + String(n) }
+        return "\(sign)\(n / scale).\(LocationTimeFormat.pad(n % scale, places))"
+    }
+}

@@ -1,0 +1,83 @@
+/// One checked NMEA 0183 sentence: `$ttSSS,f1,f2,...*hh`.
+struct NMEASentence {
+    /// Talker (`GP`, `GN`, `GL`, ...).
+    let talker: Substring
+    /// Sentence type (`GGA`, `RMC`, ...).
+    let type: Substring
+    /// Fields after the address.
+    let fields: [Substring]
+
+    /// Why a line is not a valid sentence.
+    enum Problem: Error, Equatable {
+        case notASentence
+        case missingChecksum
+        case badChecksum(expected: String, found: String)
+    }
+
+    /// Parses and verifies a line.
+    init(line: String) throws(Problem) {
+        guard let first = line.first, first == "$" || first == "!" else { throw .notASentence }
+        guard let star = line.lastIndex(of: "*") else { throw .missingChecksum }
+        let body = line[line.index(after: line.startIndex)..<star]
+        let given = line[line.index(after: star)...]
+        let computed = NMEASentence.checksum(body)
+        guard given.count == 2, let value = UInt8(given, radix: 16) else {
+            throw .badChecksum(expected: NMEASentence.hex(computed), found: String(given))
+        }
+        guard value == computed else {
+            throw .badChecksum(expected: NMEASentence.hex(computed), found: String(given))
+        }
+        let parts = body.split(separator: ",", omittingEmptySubsequences: false)
+        let address = parts[0]
+        if address.count == 5, address.first != "P" {
+            talker = address.prefix(2)
+            type = address.suffix(3)
+        } else {
+            talker = ""
+            type = address
+        }
+        fields = Array(parts.dropFirst())
+    }
+
+    /// XOR of the bytes between `$` and `*`.
+    static func checksum(_ body: some StringProtocol) -> UInt8 {
+        body.utf8.reduce(0, ^)
+    }
+
+    static func hex(_ value: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(value >> 4)], digits[Int(value & 15)]])
+    }
+
+    /// Field `i`, or an empty substring if the sentence is shorter.
+    subscript(_ i: Int) -> Substring { i < fields.count ? fields[i] : "" }
+
+    /// `hhmmss[.sss]` as seconds of the day.
+    static func timeOfDay(_ field: Substring) -> Double? {
+        guard field.count >= 6, let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
+            let ss = Double(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
+        else { return nil }
+        return Double(hh * 3600 + mm * 60) + ss
+    }
+
+    /// `ddmmyy` as days since 1970-01-01 (years 80–99 are 19xx, else 20xx).
+    static func date(_ field: Substring) -> Int? {
+        guard field.count == 6, let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
+            let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
+        else { return nil }
+        return LocationTimeFormat.daysFromCivil(year: yy >= 80 ? 1900 + yy : 2000 + yy, month: mo, day: dd)
+    }
+
+    /// `ddmm.mmmm` + hemisphere as signed degrees.
+    static func angle(_ field: Substring, _ hemisphere: Substring, degreeDigits: Int) -> Double? {
+        guard field.count > degreeDigits + 1, let degrees = Double(field.prefix(degreeDigits)),
+            let minutes = Double(field.dropFirst(degreeDigits)), minutes < 60
+        else { return nil }
+        let value = degrees + minutes / 60
+        switch hemisphere {
+        case "N", "E": return value
+        case "S", "W": return -value
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// A gpsd of our own: started on a loopback port with a private control
+/// socket, reading the devices given, stopped with ``stop()``.
+///
+/// It runs `gpsd -N -n -b -S PORT -F DIR/gpsd.sock DEVICE...`: in the
+/// foreground, opening the devices at once (`-n`), read-only (`-b`, no
+/// probe strings written to the device), listening on loopback only.
+public final class PrivateGPSD: Sendable {
+    private let process = Mutex<LocationChildProcess?>(nil)
+
+    /// The client port.
+    public let port: Int
+    /// The control socket (for ``GPSDControl/addDevice(_:controlSocket:)``).
+    public let controlSocket: String
+    /// The devices it reads.
+    public let devices: [String]
+    /// The directory holding the socket and gpsd's log.
+    public let directory: URL
+
+    /// The endpoint for clients.
+    public var endpoint: GPSDEndpoint { GPSDEndpoint(host: "127.0.0.1", port: port) }
+
+    /// Where gpsd is installed.
+    public static func executable() -> String? {
+        for dir in ["/usr/sbin", "/usr/local/sbin", "/usr/bin", "/sbin"] + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) {
+            let path = "\(dir)/gpsd"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Starts gpsd and waits (up to `timeout`) until its port answers.
+    /// - Parameters:
+    ///   - port: the port; a free one if nil.
+    public init(devices: [String], port: Int? = nil, timeout: Duration = .seconds(10)) throws {
+        guard let gpsd = Self.executable() else {
+            throw LocationSystemError("start gpsd", detail: "gpsd is not installed (apt-get install gpsd)")
+        }
+        self.port = try port ?? LocationSocket.freeLoopbackPort()
+        self.devices = devices
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-gpsd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // gpsd drops root for the `gpsd` user, which must reach the socket.
+        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        controlSocket = directory.appendingPathComponent("gpsd.sock").path
+        try start(gpsd: gpsd, timeout: timeout)
+    }
+
+    private func start(gpsd: String, timeout: Duration) throws {
+        let log = directory.appendingPathComponent("gpsd.log")
+        let p = try LocationChildProcess(
+            executable: gpsd, arguments: ["-N", "-n", "-b", "-S", String(port), "-F", controlSocket] + devices,
+            logPath: log.path)
+        process.withLock { $0 = p }
+        let deadline = ContinuousClock.now + timeout
+        while !LocationSocket.isListening(port: port) {
+            if !isRunning || ContinuousClock.now > deadline {
+                stop()
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw LocationSystemError("start gpsd on port \(port)",
+                    detail: text.split(separator: "\n").last.map(String.init) ?? "did not answer in time")
+            }
+            Thread.sleepBriefly()
+        }
+    }
+
+    /// Whether the gpsd process is running.
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// Stops gpsd (SIGTERM) and waits for it to exit.
+    public func stop() {
+        process.withLock { p in
+            p?.stop()
+            p = nil
+        }
+    }
+
+    /// Kills gpsd abruptly (SIGKILL), as a crash would, and waits for it.
+    public func kill() {
+        process.withLock { p in
+            p?.stop(signal: SIGKILL)
+            p = nil
+        }
+    }
+
+    /// Starts gpsd again on the same port, socket and devices.
+    public func restart(timeout: Duration = .seconds(10)) throws {
+        stop()
+        guard let gpsd = Self.executable() else { throw LocationSystemError("start gpsd", detail: "gpsd is not installed") }
+        try start(gpsd: gpsd, timeout: timeout)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

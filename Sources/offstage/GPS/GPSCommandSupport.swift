@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import OffstageCore
+import OffstageDaemon
+
+/// Options every command that reads a fixture takes.
+struct GPSFixtureOptions: ParsableArguments {
+    @Option(name: .customLong("format"), help: "Input format: gpx, nmea or json (default: from the name or content).")
+    var format: String?
+
+    @Flag(help: "Stop at the first bad line instead of skipping and counting it.")
+    var strict = false
+
+    @Option(help: "Speed in m/s used to time GPX routes and waypoints (default 20).")
+    var routeSpeed: Double = 20
+
+    @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2000-01-01T00:00:00Z).")
+    var start: String?
+
+    @Option(help: "Date (YYYY-MM-DD) to assume for NMEA logs with GGA but no RMC.")
+    var nmeaDate: String?
+
+    func readOptions() throws -> LocationFixtureReadOptions {
+        var options = LocationFixtureReadOptions(policy: strict ? .strict : .skipAndCount)
+        guard routeSpeed > 0, routeSpeed.isFinite else { throw GPSCommandError("--route-speed must be a positive number") }
+        options.routeSpeed = routeSpeed
+        if let start {
+            guard let t = LocationTimeFormat.parseISO8601(start) else { throw GPSCommandError("--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z") }
+            options.routeStartTime = t
+        }
+        if let nmeaDate {
+            guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else { throw GPSCommandError("--nmea-date \(nmeaDate) is not a date like 2024-05-06") }
+            options.assumedNMEADate = t
+        }
+        return options
+    }
+
+    func inputFormat() throws -> LocationFixtureFormat? {
+        try format.map { try parseFormat($0, option: "--format") }
+    }
+}
+
+func parseFormat(_ text: String, option: String) throws -> LocationFixtureFormat {
+    switch text.lowercased() {
+    case "gpx": return .gpx
+    case "nmea", "nmea0183": return .nmea
+    case "json", "gpsd", "tpv": return .gpsdJSON
+    default: throw GPSCommandError("\(option) \(text): expected gpx, nmea or json")
+    }
+}
+
+/// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
+struct GPSCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a command body, turning any error into one line on stderr and a
+/// non-zero exit.
+func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        printError("offstage: error: \(error)")
+        throw ExitCode.failure
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Prints a read summary's skipped lines (at most `limit`) to stderr.
+func reportIssues(_ summary: LocationReadSummary, limit: Int = 10) {
+    for issue in summary.issues.prefix(limit) { printError("warning: \(issue)") }
+    if summary.skipped > limit { printError("warning: ... \(summary.skipped - limit) more bad lines skipped") }
+}
+
+/// Where fixes go: a named gpsd on this machine, or a private one.
+struct GPSDTargetOptions: ParsableArguments {
+    @Option(name: .customLong("gpsd"), help: "A running gpsd as HOST:PORT (default: start a private gpsd for the duration).")
+    var gpsd: String?
+
+    @Option(help: "The named gpsd's control socket (its -F option), used to add our device.")
+    var control: String = GPSDControl.defaultControlSocket
+
+    @Option(help: "Keep the device (and a private gpsd) up this many seconds after the last fix, for watchers.")
+    var hold: Double = 0
+}
+
+/// A pseudo-terminal attached to a gpsd for the duration of a command.
+final class GPSDFeedTarget {
+    let pty: LocationPTY
+    let endpoint: GPSDEndpoint
+    private let privateGPSD: PrivateGPSD?
+    private let controlSocket: String?
+
+    init(_ options: GPSDTargetOptions) throws {
+        pty = try LocationPTY()
+        if let text = options.gpsd {
+            guard let endpoint = GPSDEndpoint(parsing: text) else { throw GPSCommandError("--gpsd \(text): expected HOST:PORT") }
+            self.endpoint = endpoint
+            do {
+                try GPSDControl.addDevice(pty.devicePath, controlSocket: options.control)
+            } catch {
+                throw GPSCommandError("cannot add a device to the gpsd at \(endpoint) through \(options.control): \(error) (is gpsd running with -F \(options.control)?)")
+            }
+            controlSocket = options.control
+            privateGPSD = nil
+        } else {
+            // The default port when it is free, so `offstage gps watch` finds it.
+            let port = LocationSocketProbe.isFree(port: 2947) ? 2947 : nil
+            let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
+            privateGPSD = gpsd
+            endpoint = gpsd.endpoint
+            controlSocket = nil
+            printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
+        }
+        guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
+            throw GPSCommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
+        }
+    }
+
+    func close() {
+        if let controlSocket { try? GPSDControl.removeDevice(pty.devicePath, controlSocket: controlSocket) }
+        privateGPSD?.stop()
+    }
+}
+
+enum LocationSocketProbe {
+    /// Whether nothing listens on 127.0.0.1:port.
+    static func isFree(port: Int) -> Bool {
+        !GPSDControl.isListening(port: port)
+    }
+}
+
+/// Counts the fixes gpsd reports for one device (to show delivery).
+final class GPSDDeliveryCounter: Sendable {
+    private let state = Mutex<(connected: Bool, count: Int)>((false, 0))
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(endpoint: GPSDEndpoint, device: String) {
+        let stream = GPSDLocationSource(endpoint: endpoint, device: device).events()
+        let t = Task { [self] in
+            for await event in stream {
+                switch event {
+                case .connected: state.withLock { $0.connected = true }
+                case .fix: state.withLock { $0.count += 1 }
+                case .disconnected: break
+                }
+            }
+        }
+        task.withLock { $0 = t }
+    }
+
+    var isConnected: Bool { state.withLock { $0.connected } }
+    var count: Int { state.withLock { $0.count } }
+
+    /// Polls until `condition` holds or `timeout` passes.
+    func wait(timeout: Duration, until condition: (GPSDDeliveryCounter) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(self) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(self)
+    }
+
+    func cancel() { task.withLock { $0?.cancel() } }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import OffstageDaemon
+
+/// `offstage gps convert IN OUT`.
+struct GPSConvertCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert a fixture between GPX, NMEA and gpsd JSON.",
+        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict."
+    )
+
+    @Argument(help: "Input fixture.")
+    var input: String
+
+    @Argument(help: "Output file (.gpx, .nmea or .json).")
+    var output: String
+
+    @Option(help: "Output format: gpx, nmea or json.")
+    var to: String?
+
+    @OptionGroup var fixture: GPSFixtureOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let summary = try LocationFixtureConverter.convert(
+                input: input, output: output, inputFormat: try fixture.inputFormat(),
+                outputFormat: try to.map { try parseFormat($0, option: "--to") }, options: try fixture.readOptions())
+            reportIssues(summary)
+            printError("Converted \(summary.fixes) fixes from \(input) to \(output)"
+                + (summary.skipped > 0 ? " (\(summary.skipped) bad lines skipped)" : "") + ".")
+        }
+    }
+}

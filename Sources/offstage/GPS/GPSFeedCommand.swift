@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import OffstageCore
+import OffstageDaemon
+
+/// `offstage gps feed FILE`: replay a fixture into gpsd.
+struct GPSFeedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feed",
+        abstract: "Replay a fixture (GPX, NMEA, gpsd JSON) into gpsd, keeping its timestamps.",
+        discussion: """
+            The fixture goes to gpsd as NMEA through a pseudo-terminal. With --gpsd HOST:PORT the device is added \
+            to that gpsd through its control socket (--control); otherwise a private gpsd is started for the \
+            duration (on port 2947 if free). --speed N replays at N× the recorded pace; --speed max as fast as gpsd \
+            takes it, without loss.
+            """
+    )
+
+    @Argument(help: "The fixture file.")
+    var file: String
+
+    @Option(help: "N (×recorded pace) or max.")
+    var speed: String = "1"
+
+    @OptionGroup var fixture: GPSFixtureOptions
+    @OptionGroup var target: GPSDTargetOptions
+
+    @Flag(help: "No progress display.")
+    var quiet = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let pace = LocationFeedSpeed(parsing: speed) else { throw GPSCommandError("--speed \(speed): expected a positive number or max") }
+            let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
+            let total = try reader.count()
+            guard total > 0 else { throw GPSCommandError("\(file) has no fixes") }
+            let gpsd = try GPSDFeedTarget(target)
+            defer { gpsd.close() }
+            let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
+            defer { counter.cancel() }
+            guard await counter.wait(timeout: .seconds(5), until: { $0.isConnected }) else {
+                throw GPSCommandError("cannot watch gpsd at \(gpsd.endpoint)")
+            }
+            let display = ProgressDisplay(enabled: !quiet)
+            let result = try LocationFeeder(pty: gpsd.pty).feed(reader, speed: pace, total: total) { display.show($0) }
+            display.finish()
+            reportIssues(result.summary)
+            _ = await counter.wait(timeout: .seconds(10)) { $0.count >= result.sent }
+            let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18
+            let rate = seconds > 0 ? Int(Double(result.sent) / seconds) : result.sent
+            printError("Fed \(result.sent) fixes at \(pace) in \(NMEAFixWriter.decimal(seconds, 2)) s (\(rate) fixes/s); gpsd reported \(counter.count) of them.")
+            if target.hold > 0 {
+                printError("Holding \(gpsd.pty.devicePath) on gpsd \(gpsd.endpoint) for \(target.hold) s.")
+                try await Task.sleep(for: .seconds(target.hold))
+            }
+            if counter.count < result.sent { throw GPSCommandError("gpsd reported only \(counter.count) of \(result.sent) fixes") }
+        }
+    }
+}
+
+/// A one-line progress display on stderr (redrawn in place on a terminal).
+final class ProgressDisplay {
+    let enabled: Bool
+    let isTerminal = isatty(2) != 0
+    private var drew = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ p: LocationFeedProgress) {
+        guard enabled else { return }
+        let total = p.total ?? p.sent
+        let fraction = total > 0 ? Double(p.sent) / Double(total) : 1
+        let width = 24
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled)
+        let line = "[\(bar)] \(Int(fraction * 100))%  \(p.sent)/\(total) fixes  at \(LocationTimeFormat.iso8601(p.fixTime))"
+        if isTerminal {
+            FileHandle.standardError.write(Data(("\r" + line).utf8))
+            drew = true
+        } else {
+            printError(line)
+        }
+    }
+
+    func finish() {
+        if drew { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import OffstageCore
+import OffstageDaemon
+
+/// `offstage gps watch`: print the fixes a gpsd reports.
+struct GPSWatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print the fixes a gpsd reports (reconnecting if it restarts)."
+    )
+
+    @Option(name: .customLong("gpsd"), help: "The gpsd as HOST:PORT.")
+    var gpsd: String = "localhost:2947"
+
+    @Option(help: "Exit after this many fixes.")
+    var count: Int?
+
+    @Flag(help: "Print gpsd-style TPV JSON lines instead of text.")
+    var json = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw GPSCommandError("--gpsd \(gpsd): expected HOST:PORT") }
+            if let count, count <= 0 { throw GPSCommandError("--count must be positive") }
+            var seen = 0
+            for await event in GPSDLocationSource(endpoint: endpoint).events() {
+                switch event {
+                case .connected(let what): printError("Watching gpsd at \(what).")
+                case .disconnected(let why): printError("\(why); retrying.")
+                case .fix(let f):
+                    print(json ? GPSDJSONFixWriter.line(for: f.fix, device: f.device ?? "gpsd").dropLast() : Substring(Self.text(f)))
+                    fflush(nil)
+                    seen += 1
+                    if let count, seen >= count { return }
+                }
+            }
+        }
+    }
+
+    static func text(_ f: LocationFixWithDevice) -> String {
+        let x = f.fix
+        var s = "\(LocationTimeFormat.iso8601(x.time))  \(NMEAFixWriter.decimal(x.latitude, 7))  \(NMEAFixWriter.decimal(x.longitude, 7))"
+        if let a = x.altitude { s += "  alt \(NMEAFixWriter.decimal(a, 1)) m" }
+        if let v = x.speed { s += "  \(NMEAFixWriter.decimal(v, 2)) m/s" }
+        if let c = x.course { s += "  \(NMEAFixWriter.decimal(c, 1))°" }
+        if let d = f.device { s += "  \(d)" }
+        return s
+    }
+}

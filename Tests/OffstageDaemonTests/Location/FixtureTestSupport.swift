@@ -1,0 +1,40 @@
+import Foundation
+import OffstageCore
+@testable import OffstageDaemon
+
+/// A fresh temporary directory for one test.
+func makeTemporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Writes `text` to `name` in `dir` and returns the path.
+func write(_ text: String, to name: String, in dir: URL) throws -> String {
+    let url = dir.appendingPathComponent(name)
+    try text.write(to: url, atomically: true, encoding: .utf8)
+    return url.path
+}
+
+/// Reads every fix of a file.
+func readAll(_ path: String, options: LocationFixtureReadOptions = .init()) throws -> ([LocationFix], LocationReadSummary) {
+    var fixes: [LocationFix] = []
+    let summary = try LocationFixtureReader(path: path, options: options).read { fixes.append($0) }
+    return (fixes, summary)
+}
+
+/// An NMEA sentence with its checksum.
+func nmea(_ body: String) -> String { NMEAFixWriter.framed(body).trimmingCharacters(in: .newlines) }
+
+/// The repository root (for samples/fixtures).
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// A straight test track: `count` fixes 1 s apart, heading north-east.
+func sampleTrack(count: Int, start: Double = 1_714_550_400) -> [LocationFix] {
+    (0..<count).map { i in
+        LocationFix(
+            latitude: 48.85 + Double(i) * 0.0001, longitude: 2.35 + Double(i) * 0.00013, time: start + Double(i),
+            altitude: 35 + Double(i % 7), speed: 12.5, course: 42.25, horizontalAccuracy: 5)
+    }
+}

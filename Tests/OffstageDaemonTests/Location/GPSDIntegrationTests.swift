@@ -1,0 +1,134 @@
+import Foundation
+import OffstageCore
+import OffstageDaemon
+import Synchronization
+import Testing
+
+/// Against a real gpsd (started by each test on a free loopback port).
+@Suite(.timeLimit(.minutes(2))) struct GPSDIntegrationTests {
+    @Test func commuteFedThroughGPSDComesOutFixForFix() async throws {
+        let rig = try GPSDRig()
+        defer { rig.gpsd.stop() }
+        let recorder = SourceRecorder(rig.source())
+        defer { recorder.cancel() }
+        #expect(await eventually { recorder.connectedCount == 1 })
+
+        let path = repositoryRoot.appendingPathComponent("samples/fixtures/commute.gpx").path
+        var expected: [LocationFix] = []
+        _ = try LocationFixtureReader(path: path).read { expected.append($0) }
+        let result = try LocationFeeder(pty: rig.pty).feed(try LocationFixtureReader(path: path), speed: .maximum)
+        #expect(result.sent == expected.count && expected.count > 9_000)
+
+        #expect(await eventually { recorder.fixes.count >= expected.count })
+        let received = recorder.fixes
+        #expect(received.count == expected.count)
+        var mismatches = 0
+        for (a, b) in zip(expected, received) {
+            if abs(a.latitude - b.latitude) > 1e-7 || abs(a.longitude - b.longitude) > 1e-7 || abs(a.time - b.time) > 0.0005
+                || abs((a.altitude ?? -1) - (b.altitude ?? -2)) > 0.01
+            {
+                mismatches += 1
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(recorder.disconnectedCount == 0)
+    }
+
+    @Test func readerSurvivesGPSDKilledAndRestartedMidStream() async throws {
+        let rig = try GPSDRig()
+        defer { rig.gpsd.stop() }
+        let recorder = SourceRecorder(rig.source())
+        defer { recorder.cancel() }
+        #expect(await eventually { recorder.connectedCount == 1 })
+
+        // Feed 1 fix every 2 ms on a thread until told to stop.
+        let stop = Mutex(false)
+        let feeder = LocationFeeder(pty: rig.pty)
+        let feeding = Thread {
+            for fix in sampleTrack(count: 100_000) {
+                if stop.withLock({ $0 }) { return }
+                try? feeder.send(fix)
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+        feeding.start()
+        defer { stop.withLock { $0 = true } }
+
+        #expect(await eventually { recorder.fixes.count >= 100 })
+        rig.gpsd.kill()
+        #expect(await eventually { recorder.disconnectedCount >= 1 })
+        let beforeRestart = recorder.fixes.count
+        try rig.gpsd.restart()
+        #expect(await eventually { recorder.connectedCount >= 2 })
+        #expect(await eventually { recorder.fixes.count >= beforeRestart + 100 })
+        stop.withLock { $0 = true }
+
+        let times = recorder.fixes.map(\.time)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "fix times increase, no duplicates")
+    }
+
+    @Test func sourceConnectsWhenGPSDStartsLater() async throws {
+        let pty = try LocationPTY()
+        let port = try freePort()
+        let source = GPSDLocationSource(
+            endpoint: GPSDEndpoint(host: "127.0.0.1", port: port),
+            reconnect: LocationReconnectPolicy(initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50)),
+            device: pty.devicePath)
+        let recorder = SourceRecorder(source)
+        defer { recorder.cancel() }
+        #expect(await eventually { recorder.disconnectedCount >= 2 })
+        #expect(recorder.connectedCount == 0)
+        let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
+        defer { gpsd.stop() }
+        #expect(await eventually { recorder.connectedCount == 1 })
+        #expect(GPSDControl.waitForDevice(pty.devicePath, port: port))
+        let fix = LocationFix(latitude: -33.8568, longitude: 151.2153, time: 1_714_550_400.25, altitude: 12, speed: 0, course: 0)
+        try LocationFeeder(pty: pty).send(fix)
+        #expect(await eventually { recorder.fixes.count == 1 })
+        let got = try #require(recorder.fixes.first)
+        #expect(abs(got.latitude - fix.latitude) < 1e-7 && abs(got.longitude - fix.longitude) < 1e-7)
+        #expect(got.time == fix.time && got.altitude == 12)
+    }
+
+    @Test func deviceAddedThroughTheControlSocket() async throws {
+        let gpsd = try PrivateGPSD(devices: [])
+        defer { gpsd.stop() }
+        let pty = try LocationPTY()
+        try GPSDControl.addDevice(pty.devicePath, controlSocket: gpsd.controlSocket)
+        #expect(GPSDControl.waitForDevice(pty.devicePath, port: gpsd.port))
+        let recorder = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint, device: pty.devicePath))
+        defer { recorder.cancel() }
+        #expect(await eventually { recorder.connectedCount == 1 })
+        for fix in sampleTrack(count: 10) { try LocationFeeder(pty: pty).send(fix) }
+        #expect(await eventually { recorder.fixes.count == 10 })
+        try GPSDControl.removeDevice(pty.devicePath, controlSocket: gpsd.controlSocket)
+    }
+}
+
+@Suite struct LocationFixtureSourceTests {
+    @Test func replaysAFixtureAsSourceEvents() async throws {
+        let path = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
+        let recorder = SourceRecorder(LocationFixtureSource(reader: try LocationFixtureReader(path: path)))
+        defer { recorder.cancel() }
+        #expect(await eventually { recorder.disconnectedCount == 1 })
+        #expect(recorder.connectedCount == 1)
+        #expect(recorder.fixes.count == 1_495)
+    }
+}
+
+func freePort() throws -> Int {
+    // Bind to port 0 and read the port back, through a throwaway gpsd-less socket.
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

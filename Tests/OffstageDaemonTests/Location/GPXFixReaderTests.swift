@@ -1,0 +1,156 @@
+import Foundation
+import OffstageCore
+@testable import OffstageDaemon
+import Testing
+
+@Suite struct GPXFixReaderTests {
+    @Test func readsTrackPointsWithTimeAndElevation() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <?xml version="1.0"?>
+            <gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1">
+             <trk><name>x</name><trkseg>
+              <trkpt lat="48.85" lon="2.35"><ele>35.5</ele><time>2024-05-01T08:00:00Z</time></trkpt>
+              <trkpt lat="48.8501" lon="2.3501"><ele>36</ele><time>2024-05-01T08:00:01.250Z</time><extensions><speed>9</speed></extensions></trkpt>
+              <trkpt lat="48.8502" lon="2.3502"><time>2024-05-01T10:00:02+02:00</time></trkpt>
+             </trkseg></trk>
+            </gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "t.gpx", in: dir))
+        #expect(summary.fixes == 3 && summary.skipped == 0)
+        #expect(fixes.map(\.time) == [1_714_550_400, 1_714_550_401.25, 1_714_550_402])
+        #expect(fixes[0].altitude == 35.5 && fixes[2].altitude == nil)
+        #expect(fixes[1].speed == nil)  // only direct children of the point are read
+    }
+
+    @Test func routesAndWaypointsAreTimedBySpeed() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1" creator="Xcode">
+              <wpt lat="0" lon="0"><name>A</name></wpt>
+              <wpt lat="0.01" lon="0"/>
+              <rte><rtept lat="0.02" lon="0"/></rte>
+            </gpx>
+            """
+        var options = LocationFixtureReadOptions()
+        options.routeStartTime = 1000
+        let (fixes, _) = try readAll(try write(gpx, to: "w.gpx", in: dir), options: options)
+        #expect(fixes.count == 3)
+        #expect(fixes[0].time == 1000)
+        // 0.01° of latitude at the equator is 1105.74 m: 55.287 s at 20 m/s.
+        #expect(abs(fixes[1].time - 1055.287) < 0.001)
+        options.routeSpeed = 10
+        let (slow, _) = try readAll(try write(gpx, to: "w2.gpx", in: dir), options: options)
+        #expect(abs(slow[2].time - (1000 + 2 * 110.574)) < 0.002)
+    }
+
+    @Test func pointsWithoutCoordinatesOrTimeAreSkippedWithTheirLine() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1">
+            <trk><trkseg>
+            <trkpt lat="1" lon="1"><time>2024-05-01T08:00:00Z</time></trkpt>
+            <trkpt lat="1"><time>2024-05-01T08:00:01Z</time></trkpt>
+            <trkpt lat="1" lon="1.001"></trkpt>
+            <trkpt lat="x" lon="1.001"><time>2024-05-01T08:00:02Z</time></trkpt>
+            <trkpt lat="1" lon="1.002"><time>yesterday</time></trkpt>
+            <trkpt lat="1" lon="1.003"><time>2024-05-01T07:00:00Z</time></trkpt>
+            <trkpt lat="1" lon="1.004"><time>2024-05-01T08:00:05Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let path = try write(gpx, to: "bad.gpx", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(fixes.count == 2)
+        #expect(summary.issues.map(\.line) == [4, 5, 6, 7, 8])
+        #expect(summary.issues.map(\.message) == [
+            "<trkpt> without lat/lon", "<trkpt> without <time>", "<trkpt> with a bad attribute lat=\"x\"",
+            "bad <time> \"yesterday\"",
+            "time goes backwards (2024-05-01T07:00:00.000Z after 2024-05-01T08:00:00.000Z)",
+        ])
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try GPXFixReader(path: path, options: .init(policy: .strict)).read { _ in }
+        }
+        #expect(error?.issue.line == 4)
+    }
+
+    @Test func notWellFormedStopsWithTheLineAfterDeliveringWhatCameBefore() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="1" lon="1"><time>2024-05-01T08:00:00Z</time></trkpt>
+            <trkpt lat="1" lon="1.1"><time>2024-05-01T08:00:01Z</time>
+            </trkseg></trk></gpx>
+            """
+        var seen = 0
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try GPXFixReader(path: try write(gpx, to: "broken.gpx", in: dir)).read { _ in seen += 1 }
+        }
+        #expect(seen == 1)
+        #expect(error?.code == .badInput && error?.issue.line == 4)
+        #expect(error?.issue.message.hasPrefix("not well-formed XML") == true)
+    }
+
+    @Test func writerOutputReadsBack() throws {
+        let dir = try makeTemporaryDirectory()
+        let track = sampleTrack(count: 20)
+        let text = GPXFixWriter.header(name: "a & b") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        let (fixes, _) = try readAll(try write(text, to: "rt.gpx", in: dir))
+        #expect(fixes.count == 20)
+        for (a, b) in zip(track, fixes) {
+            #expect(abs(a.latitude - b.latitude) < 1e-9 && abs(a.longitude - b.longitude) < 1e-9)
+            #expect(a.time == b.time && a.altitude == b.altitude)
+        }
+    }
+}
+
+@Suite struct GPSDJSONFixReaderTests {
+    @Test func readsTPVAndIgnoresOtherClasses() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}
+            {"class":"TPV","device":"/dev/pts/3","mode":1}
+            {"class":"TPV","device":"/dev/pts/3","mode":3,"time":"2024-05-01T08:00:00.000Z","ept":0.005,"lat":48.85,"lon":2.35,"altHAE":80.1,"altMSL":35.0,"epx":3.1,"epy":4.2,"speed":1.5,"track":90.0}
+            {"class":"SKY","device":"/dev/pts/3"}
+            {"class":"TPV","device":"/dev/pts/3","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":48.8501
+            {"class":"TPV","device":"/dev/pts/3","mode":2,"lat":48.8502,"lon":2.3502}
+            {"class":"TPV","device":"/dev/pts/3","mode":2,"time":"2024-05-01T08:00:03.000Z","lon":2.3502}
+            {"class":"TPV","device":"/dev/pts/3","mode":2,"time":"2024-05-01T08:00:04.000Z","lat":48.8504,"lon":2.3504}
+            """
+        let (fixes, summary) = try readAll(try write(text, to: "log.json", in: dir))
+        #expect(fixes.count == 2)
+        #expect(fixes[0] == LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90, horizontalAccuracy: 4.2))
+        #expect(summary.ignored == 3)
+        #expect(summary.issues.map(\.line) == [5, 6, 7])
+        #expect(summary.issues.map(\.message) == [
+            "not a JSON object (truncated line?)", "TPV without time", "TPV with mode 2 but without lat/lon",
+        ])
+    }
+}
+
+@Suite struct LocationFixtureConverterTests {
+    @Test func convertsAroundAllFormatsWithoutLoss() throws {
+        let dir = try makeTemporaryDirectory()
+        let track = sampleTrack(count: 100)
+        let gpx = try write(GPXFixWriter.header(name: "t") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "a.gpx", in: dir)
+        let nmeaPath = dir.appendingPathComponent("b.nmea").path
+        let jsonPath = dir.appendingPathComponent("c.json").path
+        let back = dir.appendingPathComponent("d.gpx").path
+        #expect(try LocationFixtureConverter.convert(input: gpx, output: nmeaPath).fixes == 100)
+        #expect(try LocationFixtureConverter.convert(input: nmeaPath, output: jsonPath).fixes == 100)
+        #expect(try LocationFixtureConverter.convert(input: jsonPath, output: back).fixes == 100)
+        let (fixes, _) = try readAll(back)
+        for (a, b) in zip(track, fixes) {
+            #expect(abs(a.latitude - b.latitude) < 1e-8 && abs(a.longitude - b.longitude) < 1e-8)
+            #expect(a.time == b.time && a.altitude == b.altitude)
+        }
+    }
+
+    @Test func detectsFormatsByContentWhenTheNameDoesNotSay() throws {
+        let dir = try makeTemporaryDirectory()
+        #expect(try LocationFixtureFormat.detect(path: write("  \n<gpx/>", to: "a.dat", in: dir)) == .gpx)
+        #expect(try LocationFixtureFormat.detect(path: write("$GPGGA", to: "b.dat", in: dir)) == .nmea)
+        #expect(try LocationFixtureFormat.detect(path: write("{}", to: "c.dat", in: dir)) == .gpsdJSON)
+        #expect(throws: LocationFixtureError.self) { try LocationFixtureFormat.detect(path: write("hi", to: "d.dat", in: dir)) }
+        #expect(throws: LocationFixtureError.self) { try LocationFixtureFormat.detect(path: dir.appendingPathComponent("none").path) }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import OffstageCore
+@testable import OffstageDaemon
+import Testing
+
+@Suite struct NMEAFixReaderTests {
+    @Test func writerOutputReadsBackFixForFix() throws {
+        let dir = try makeTemporaryDirectory()
+        let track = sampleTrack(count: 50)
+        let path = try write(track.map(NMEAFixWriter.sentences).joined(), to: "t.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(summary.fixes == 50 && summary.skipped == 0)
+        for (a, b) in zip(track, fixes) {
+            #expect(abs(a.latitude - b.latitude) < 1e-8 && abs(a.longitude - b.longitude) < 1e-8)
+            #expect(abs(a.time - b.time) < 0.0005)
+            #expect(b.altitude == a.altitude)
+            #expect(abs((b.speed ?? 0) - 12.5) < 0.001 && b.course == 42.25)
+        }
+    }
+
+    @Test func writerProducesKnownSentences() {
+        let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
+        let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4)
+        let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
+        #expect(lines[1] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
+        #expect(lines[0] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
+    }
+
+    @Test func anyTalkerAndClassicExampleSentences() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            $GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47
+            \(nmea("GNRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W"))
+            $GPGSV,2,1,08,01,40,083,46,02,17,308,41,12,07,344,39,14,22,228,45*75
+            """
+        let path = try write(text, to: "classic.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(summary.ignored == 1 && summary.skipped == 0)
+        #expect(fixes.count == 1)
+        let f = try #require(fixes.first)
+        #expect(abs(f.latitude - 48.1173) < 1e-9)
+        #expect(abs(f.longitude - 11.516666667) < 1e-8)
+        #expect(f.altitude == 545.4)
+        #expect(f.time == Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60 + 19))
+    }
+
+    @Test func badChecksumTruncatedLineAndGarbageAreSkippedAndCountedWithLines() throws {
+        let dir = try makeTemporaryDirectory()
+        let good = sampleTrack(count: 3).map(NMEAFixWriter.sentences).joined()
+        var lines = good.split(separator: "\r\n").map(String.init)
+        lines[2] = String(lines[2].dropLast()) + (lines[2].hasSuffix("0") ? "1" : "0")  // break GGA #2's checksum
+        lines.insert("$GPRMC,120000.000,A,4851.0", at: 4)                                // truncated
+        lines.insert("hello", at: 5)
+        let path = try write(lines.joined(separator: "\n"), to: "bad.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(summary.skipped == 3)
+        #expect(summary.issues.map(\.line) == [3, 5, 6])
+        #expect(summary.issues[0].message.hasPrefix("bad checksum"))
+        #expect(summary.issues[1].message.contains("missing checksum"))
+        #expect(summary.issues[2].description == "\(path):6: not an NMEA sentence")
+        // Fix 2 still comes from its RMC.
+        #expect(fixes.count == 3)
+    }
+
+    @Test func strictPolicyStopsAtTheFirstBadLine() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = sampleTrack(count: 2).map(NMEAFixWriter.sentences).joined() + "$GPRMC,broken*00\n"
+            + sampleTrack(count: 1, start: 1_714_560_000).map(NMEAFixWriter.sentences).joined()
+        let path = try write(text, to: "strict.nmea", in: dir)
+        var seen = 0
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try NMEAFixReader(path: path, options: .init(policy: .strict)).read { _ in seen += 1 }
+        }
+        #expect(error?.issue.line == 5 && error?.code == .badInput)
+        #expect(seen == 1)  // the second epoch was still pending when the bad line came
+    }
+
+    @Test func timeGoingBackwardsIsReported() throws {
+        let dir = try makeTemporaryDirectory()
+        let a = sampleTrack(count: 3)
+        let text = [a[0], a[2], a[1]].map(NMEAFixWriter.sentences).joined()
+        let path = try write(text, to: "back.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(fixes.map(\.time) == [a[0].time, a[2].time])
+        #expect(summary.issues.first?.line == 5 && summary.issues.first?.message.hasPrefix("time goes backwards") == true)
+    }
+
+    @Test func ggaOnlyNeedsADateAndRollsOverAtMidnight() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPGGA,235959.000,4851.0000,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPGGA,000000.000,4851.0010,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+        ].joined(separator: "\n")
+        let path = try write(text, to: "gga.nmea", in: dir)
+        let (none, summary) = try readAll(path)
+        #expect(none.isEmpty && summary.skipped == 2)
+        #expect(summary.issues[0].message.contains("without a date"))
+        var options = LocationFixtureReadOptions()
+        options.assumedNMEADate = 1_714_521_600  // 2024-05-01
+        let (fixes, _) = try readAll(path, options: options)
+        #expect(fixes.map(\.time) == [1_714_521_600 + 86_399, 1_714_608_000])
+    }
+
+    @Test func sentencesWithoutAFixAreIgnored() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPRMC,120000.000,V,,,,,,,010524,,,N"),
+            nmea("GPGGA,120000.000,,,,,0,00,99.9,,,,,,"),
+        ].joined(separator: "\n")
+        let (fixes, summary) = try readAll(try write(text, to: "nofix.nmea", in: dir))
+        #expect(fixes.isEmpty && summary.ignored == 2 && summary.skipped == 0)
+    }
+}
