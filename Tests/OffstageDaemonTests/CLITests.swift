@@ -2,6 +2,11 @@ import Foundation
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
+import OffstageProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The built `offstage` binary, run as a user would.
 @Suite("CLI", .serialized)
@@ -93,5 +98,35 @@ struct CLITests {
         let result = try offstage(["run", file])
         #expect(result.status == 1)
         #expect(result.stderr == "offstage: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m\n")
+    }
+
+    @Test func daemonShutsDownGracefullyOnSIGTERM() async throws {
+        let directory = try temporaryDirectory()
+        let socket = directory + "/control.sock"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
+        daemon.arguments = ["daemon", "--socket", socket, "--data", directory + "/data"]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        // Await the socket (bounded), then start an app.
+        var ready = false
+        for _ in 0..<500 where !ready {
+            ready = (try? LineSocket(connectingTo: socket)) != nil
+            if !ready { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(ready)
+        #expect(try offstage(["install", Paths.sample("StateLab"), "--socket", socket]).status == 0)
+        #expect(try offstage(["launch", stateLab, "--socket", socket]).status == 0)
+        let status = try JSONValue(parsing: try offstage(["status", "--json", "--socket", socket]).stdout)
+        let pid = try #require(status["apps"]?.arrayValue?.first?["pid"]?.intValue)
+
+        daemon.terminate()  // SIGTERM
+        daemon.waitUntilExit()
+        #expect(daemon.terminationReason == .exit)
+        #expect(daemon.terminationStatus == 0)
+        #expect(kill(Int32(pid), 0) == -1)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
+        #expect(log.split(separator: "\n").last?.contains("daemonStopped") == true)
     }
 }
