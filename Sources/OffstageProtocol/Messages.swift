@@ -194,6 +194,17 @@ extension AppMessage {
         try self.init(json: JSONValue(parsing: line))
     }
 
+    /// Decodes one line held in contiguous memory (the daemon's hot path: a
+    /// concrete type, so the ack check needs no generic dispatch).
+    public init(bytes: UnsafeRawBufferPointer) throws {
+        let line = bytes.bindMemory(to: UInt8.self)
+        if let id = Self.canonicalAck(line) {
+            self = .ack(id: id)
+            return
+        }
+        try self.init(json: JSONValue(parsing: line))
+    }
+
     /// The id of an ack written exactly as `{"id":N,"type":"ack"}`, else nil.
     static func canonicalAck<Bytes: Collection>(_ line: Bytes) -> Int? where Bytes.Element == UInt8 {
         let count = line.count

@@ -19,7 +19,7 @@ final class AppConnectionHandler: ChannelInboundHandler {
         let engine = self.engine.value
         let message: AppMessage
         do {
-            message = try AppMessage(line: line.readableBytesView)
+            message = try line.withUnsafeReadableBytes { try AppMessage(bytes: $0) }
         } catch {
             engine.violation(
                 app: identity?.bundleID, reason: "unreadable message: \(error)",
