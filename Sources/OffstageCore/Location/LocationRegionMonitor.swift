@@ -40,6 +40,7 @@ public struct LocationRegionMonitor: Sendable {
         var innerSquared: Double
         var radiusSquared: Double
         var outerSquared: Double
+        var outerRadius: Double
         var enterBox: LocationBoundingBox
         var outerBox: LocationBoundingBox
         var usesGeodesicDistance: Bool
@@ -51,8 +52,10 @@ public struct LocationRegionMonitor: Sendable {
         var region: LocationCircularRegion
         var state: LocationRegionState
         var pendingSince: Double?
+        /// While the odometer is below this, the region (inside, nothing
+        /// pending) cannot have reached its exit band: skip it.
+        var skipUntilOdometer: Double
         var trackedPosition: Int
-        var stamp: UInt32
         var isLive: Bool
     }
 
@@ -67,7 +70,11 @@ public struct LocationRegionMonitor: Sendable {
     private var bySubscriber: [LocationSubscriberID: [String: Int32]] = [:]
     private var grid: LocationRegionGrid
     private var tracked: [Int32] = []
-    private var stamp: UInt32 = 0
+    /// Distance travelled, summed fix to fix: an upper bound on how far the
+    /// device can be from where it was at any earlier fix.
+    private var odometer = 0.0
+    /// Slack for the odometer against the distance approximations.
+    private static let odometerMargin = 1.0
     private var scratch: [Int32] = []
 
     /// Creates an empty monitor.
@@ -106,7 +113,7 @@ public struct LocationRegionMonitor: Sendable {
         if let existing { removeSlot(existing) }
 
         let slot = Slot(subscriber: subscriber, region: region, state: .unknown, pendingSince: nil,
-                        trackedPosition: -1, stamp: 0, isLive: true)
+                        skipUntilOdometer: -.infinity, trackedPosition: -1, isLive: true)
         let shape = makeGeometry(region)
         let index: Int32
         if let free = freeSlots.popLast() {
@@ -176,16 +183,10 @@ public struct LocationRegionMonitor: Sendable {
     public mutating func process(
         _ fix: LocationFix, into events: inout [LocationRegionEvent], strategy: Strategy = .indexed
     ) {
+        if let last = latestFix { odometer += LocationGeodesy.distance(last.coordinate, fix.coordinate) }
         latestFix = fix
         let start = events.count
         let point = Point(fix)
-        // Marks the regions evaluated for this fix (a region can be both
-        // tracked and a candidate).
-        stamp &+= 1
-        if stamp == 0 {
-            for i in slots.indices { slots[i].stamp = 0 }
-            stamp = 1
-        }
         switch strategy {
         case .exhaustive:
             for i in slots.indices where slots[i].isLive {
@@ -194,17 +195,28 @@ public struct LocationRegionMonitor: Sendable {
         case .indexed:
             scratch.removeAll(keepingCapacity: true)
             scratch.append(contentsOf: tracked)
-            for index in scratch { evaluate(index, at: point, into: &events) }
+            for index in scratch {
+                let i = Int(index)
+                // Still inside with nothing pending, and the device cannot
+                // have moved far enough to reach the exit band yet.
+                if slots[i].skipUntilOdometer > odometer { continue }
+                let d2 = evaluate(index, at: point, into: &events)
+                if slots[i].state == .inside, slots[i].pendingSince == nil, d2.isFinite {
+                    slots[i].skipUntilOdometer = odometer + geometry[i].outerRadius - d2.squareRoot() - Self.odometerMargin
+                }
+            }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
                 for entry in list where entry.box.contains(latitude: point.latitude, longitude: point.longitude) {
                     // An untracked region is outside with nothing pending:
                     // only a fix inside its enter circle concerns it.
+                    // Tracked regions were evaluated above; what the first
+                    // pass untracked cannot be inside its enter circle.
                     let i = Int(entry.slot)
-                    guard distanceSquared(i, point) <= geometry[i].innerSquared else { continue }
-                    if slots[i].stamp != stamp { evaluate(entry.slot, at: point, into: &events) }
+                    guard distanceSquared(i, point) <= geometry[i].innerSquared, slots[i].trackedPosition < 0 else { continue }
+                    evaluate(entry.slot, at: point, into: &events)
                 }
             }
-            for index in grid.wide where slots[Int(index)].stamp != stamp {
+            for index in grid.wide where slots[Int(index)].trackedPosition < 0 {
                 evaluate(index, at: point, into: &events)
             }
         }
@@ -279,7 +291,7 @@ public struct LocationRegionMonitor: Sendable {
         return Geometry(
             metric: LocationLocalMetric(center: region.center),
             innerSquared: inner * inner, radiusSquared: region.radius * region.radius,
-            outerSquared: outer * outer,
+            outerSquared: outer * outer, outerRadius: outer,
             enterBox: LocationBoundingBox(center: region.center, distance: inner),
             outerBox: LocationBoundingBox(center: region.center, distance: outer),
             usesGeodesicDistance: outer > 10_000)
@@ -302,28 +314,33 @@ public struct LocationRegionMonitor: Sendable {
             latitudeRadians: p.latitudeRadians, longitudeRadians: p.longitudeRadians)
     }
 
-    private mutating func evaluate(_ index32: Int32, at p: Point, into events: inout [LocationRegionEvent]) {
+    /// Runs one region's state machine for a fix; returns the squared
+    /// distance it used (infinity when not computed).
+    @discardableResult
+    private mutating func evaluate(_ index32: Int32, at p: Point, into events: inout [LocationRegionEvent]) -> Double {
         let index = Int(index32)
-        slots[index].stamp = stamp
         switch slots[index].state {
         case .outside:
             // Cheap reject before any arithmetic: not in the enter box.
             if slots[index].pendingSince == nil,
                 !geometry[index].enterBox.contains(latitude: p.latitude, longitude: p.longitude)
             {
-                return
+                return .infinity
             }
             let d2 = distanceSquared(index, p)
             step(index, pastBand: d2 <= geometry[index].innerSquared, to: .inside, at: p.time, into: &events)
+            return d2
         case .inside:
             let d2 = distanceSquared(index, p)
             step(index, pastBand: d2 >= geometry[index].outerSquared, to: .outside, at: p.time, into: &events)
+            return d2
         case .unknown:
             let d2 = distanceSquared(index, p)
             let state: LocationRegionState = d2 <= geometry[index].radiusSquared ? .inside : .outside
             slots[index].state = state
             emit(index, .didDetermineState(state), at: p.time, into: &events)
             if state == .outside { untrack(index32) }
+            return d2
         }
     }
 

@@ -213,6 +213,20 @@ import Testing
         #expect(kinds(monitor.process(fix(paris, north: 49_750, at: 60))) == [.didEnter, .didDetermineState(.inside)])
     }
 
+    @Test func aJumpFarAwayExitsEveryRegionAfterTheDwell() {
+        var monitor = LocationRegionMonitor()
+        _ = monitor.process(fix(paris, north: 0, at: 0))
+        for r in [300.0, 800, 5_000] {
+            _ = monitor.startMonitoring(LocationCircularRegion(identifier: "r\(Int(r))", center: paris, radius: r), for: app)
+        }
+        // Creep about inside for a while (the monitor may skip checks while
+        // the device cannot have reached an exit band).
+        for t in 1..<60 { #expect(monitor.process(fix(paris, north: Double(t % 7), at: Double(t))).isEmpty) }
+        _ = monitor.process(fix(paris, north: 100_000, at: 60))
+        let exits = monitor.process(fix(paris, north: 100_000, at: 80)).filter { $0.kind == .didExit }
+        #expect(exits.map(\.identifier) == ["r300", "r5000", "r800"])
+    }
+
     @Test func indexedAndExhaustiveStrategiesAgreeOnARandomCity() {
         var rng = SplitMix(seed: 42)
         var indexed = LocationRegionMonitor()
@@ -230,7 +244,9 @@ import Testing
         var t = 0.0
         var total = 0
         for _ in 0..<5_000 {
-            position = offset(position, north: Double.random(in: -40...40, using: &rng), east: Double.random(in: -40...40, using: &rng))
+            // Mostly a walk, sometimes a jump of up to 3 km.
+            let step = Int.random(in: 0..<100, using: &rng) == 0 ? 3_000.0 : 40.0
+            position = offset(position, north: Double.random(in: -step...step, using: &rng), east: Double.random(in: -step...step, using: &rng))
             let f = LocationFix(latitude: position.latitude, longitude: position.longitude, time: t)
             let a = indexed.process(f)
             let b = exhaustive.process(f, strategy: .exhaustive)
