@@ -153,6 +153,14 @@ public struct LocationRegionMonitor: Sendable {
             .sorted { $0.identifier < $1.identifier }
     }
 
+    /// Every monitored region with its subscriber, sorted (for persisting
+    /// regions across restarts: register them again on start).
+    public var allRegions: [LocationMonitoredRegion] {
+        bySubscriber.flatMap { subscriber, map in
+            map.values.map { LocationMonitoredRegion(subscriber: subscriber, region: slots[Int($0)].region) }
+        }.sorted { ($0.subscriber, $0.region.identifier) < ($1.subscriber, $1.region.identifier) }
+    }
+
     /// The current state of a region, or nil if it is not monitored.
     public func state(of identifier: String, for subscriber: LocationSubscriberID) -> LocationRegionState? {
         bySubscriber[subscriber]?[identifier].map { slots[Int($0)].state }

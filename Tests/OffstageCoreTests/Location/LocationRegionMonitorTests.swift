@@ -213,6 +213,19 @@ import Testing
         #expect(kinds(monitor.process(fix(paris, north: 49_750, at: 60))) == [.didEnter, .didDetermineState(.inside)])
     }
 
+    @Test func allRegionsListsEverySubscribersRegionsForPersistence() throws {
+        var monitor = LocationRegionMonitor()
+        let a = LocationCircularRegion(identifier: "a", center: paris, radius: 100)
+        let b = LocationCircularRegion(identifier: "b", center: paris, radius: 200, notifyOnExit: false)
+        _ = monitor.startMonitoring(b, for: "y")
+        _ = monitor.startMonitoring(a, for: "y")
+        _ = monitor.startMonitoring(a, for: "x")
+        let all = monitor.allRegions
+        #expect(all == [.init(subscriber: "x", region: a), .init(subscriber: "y", region: a), .init(subscriber: "y", region: b)])
+        let decoded = try JSONDecoder().decode([LocationMonitoredRegion].self, from: JSONEncoder().encode(all))
+        #expect(decoded == all)
+    }
+
     @Test func aJumpFarAwayExitsEveryRegionAfterTheDwell() {
         var monitor = LocationRegionMonitor()
         _ = monitor.process(fix(paris, north: 0, at: 0))
