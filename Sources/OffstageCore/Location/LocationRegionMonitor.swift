@@ -52,9 +52,6 @@ public struct LocationRegionMonitor: Sendable {
         var region: LocationCircularRegion
         var state: LocationRegionState
         var pendingSince: Double?
-        /// While the odometer is below this, the region (inside, nothing
-        /// pending) cannot have reached its exit band: skip it.
-        var skipUntilOdometer: Double
         var trackedPosition: Int
         var isLive: Bool
     }
@@ -69,13 +66,21 @@ public struct LocationRegionMonitor: Sendable {
     private var freeSlots: [Int32] = []
     private var bySubscriber: [LocationSubscriberID: [String: Int32]] = [:]
     private var grid: LocationRegionGrid
-    private var tracked: [Int32] = []
+    /// A region checked on every fix.
+    struct TrackedRegion: Sendable {
+        var slot: Int32
+        /// While the odometer is below this, the region (inside, nothing
+        /// pending) cannot have reached its exit band: skip it.
+        var skipUntilOdometer: Double
+    }
+
+    private var tracked: [TrackedRegion] = []
     /// Distance travelled, summed fix to fix: an upper bound on how far the
     /// device can be from where it was at any earlier fix.
     private var odometer = 0.0
     /// Slack for the odometer against the distance approximations.
     private static let odometerMargin = 1.0
-    private var scratch: [Int32] = []
+    private var scratch: [TrackedRegion] = []
 
     /// Creates an empty monitor.
     public init(configuration: LocationRegionMonitorConfiguration = .init()) {
@@ -113,7 +118,7 @@ public struct LocationRegionMonitor: Sendable {
         if let existing { removeSlot(existing) }
 
         let slot = Slot(subscriber: subscriber, region: region, state: .unknown, pendingSince: nil,
-                        skipUntilOdometer: -.infinity, trackedPosition: -1, isLive: true)
+                        trackedPosition: -1, isLive: true)
         let shape = makeGeometry(region)
         let index: Int32
         if let free = freeSlots.popLast() {
@@ -203,18 +208,20 @@ public struct LocationRegionMonitor: Sendable {
         case .indexed:
             scratch.removeAll(keepingCapacity: true)
             scratch.append(contentsOf: tracked)
-            for index in scratch {
-                let i = Int(index)
+            for entry in scratch {
                 // Still inside with nothing pending, and the device cannot
                 // have moved far enough to reach the exit band yet.
-                if slots[i].skipUntilOdometer > odometer { continue }
-                let d2 = evaluate(index, at: point, into: &events)
+                if entry.skipUntilOdometer > odometer { continue }
+                let i = Int(entry.slot)
+                let d2 = evaluate(entry.slot, at: point, into: &events)
                 if slots[i].state == .inside, slots[i].pendingSince == nil, d2.isFinite {
-                    slots[i].skipUntilOdometer = odometer + geometry[i].outerRadius - d2.squareRoot() - Self.odometerMargin
+                    tracked[slots[i].trackedPosition].skipUntilOdometer =
+                        odometer + geometry[i].outerRadius - d2.squareRoot() - Self.odometerMargin
                 }
             }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
-                for entry in list where entry.box.contains(latitude: point.latitude, longitude: point.longitude) {
+                let latitude = Float(point.latitude), longitude = Float(point.longitude)
+                for entry in list where entry.contains(latitude: latitude, longitude: longitude) {
                     // An untracked region is outside with nothing pending:
                     // only a fix inside its enter circle concerns it.
                     // Tracked regions were evaluated above; what the first
@@ -234,7 +241,7 @@ public struct LocationRegionMonitor: Sendable {
     /// The earliest fix time at which a pending enter or exit completes its
     /// dwell if the device stays where it is, or nil if none is pending.
     public var nextDeadline: Double? {
-        tracked.compactMap { slots[Int($0)].pendingSince }.min().map { $0 + configuration.dwell }
+        tracked.compactMap { slots[Int($0.slot)].pendingSince }.min().map { $0 + configuration.dwell }
     }
 
     /// Completes every pending transition whose dwell has elapsed by `time`,
@@ -247,8 +254,8 @@ public struct LocationRegionMonitor: Sendable {
         let point = Point(fix)
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: tracked)
-        for index in scratch where slots[Int(index)].pendingSince != nil {
-            evaluate(index, at: point, into: &events)
+        for entry in scratch where slots[Int(entry.slot)].pendingSince != nil {
+            evaluate(entry.slot, at: point, into: &events)
         }
         latestFix = fix
         Self.sortNewEvents(&events, from: start)
@@ -394,16 +401,16 @@ public struct LocationRegionMonitor: Sendable {
     private mutating func track(_ index: Int32) {
         guard slots[Int(index)].trackedPosition < 0 else { return }
         slots[Int(index)].trackedPosition = tracked.count
-        tracked.append(index)
+        tracked.append(TrackedRegion(slot: index, skipUntilOdometer: -.infinity))
     }
 
     private mutating func untrack(_ index: Int32) {
         let position = slots[Int(index)].trackedPosition
         guard position >= 0 else { return }
         let last = tracked.removeLast()
-        if last != index {
+        if last.slot != index {
             tracked[position] = last
-            slots[Int(last)].trackedPosition = position
+            slots[Int(last.slot)].trackedPosition = position
         }
         slots[Int(index)].trackedPosition = -1
     }
