@@ -87,6 +87,8 @@ struct LocationRegionGrid: Sendable {
     }
 
     mutating func insert(_ slot: Int32, box: LocationBoundingBox) {
+        lastKey = .min
+        lastEntries = nil
         guard let keys = keys(of: box) else {
             wide.append(slot)
             return
@@ -95,6 +97,8 @@ struct LocationRegionGrid: Sendable {
     }
 
     mutating func remove(_ slot: Int32, box: LocationBoundingBox) {
+        lastKey = .min
+        lastEntries = nil
         guard let keys = keys(of: box) else {
             if let i = wide.firstIndex(of: slot) { wide.remove(at: i) }
             return
@@ -106,10 +110,19 @@ struct LocationRegionGrid: Sendable {
         }
     }
 
+    /// The last cell looked up, and its entries: a moving device stays in
+    /// one cell for several fixes. Cleared by every change to the grid.
+    private var lastKey: Int64 = .min
+    private var lastEntries: [Entry]?
+
     /// The entries of the point's cell (a superset of the regions whose
     /// box contains it).
     @inline(__always)
-    func candidates(latitude: Double, longitude: Double) -> [Entry]? {
-        cells[key(latitudeIndex(latitude), longitudeIndex(longitude))]
+    mutating func candidates(latitude: Double, longitude: Double) -> [Entry]? {
+        let k = key(latitudeIndex(latitude), longitudeIndex(longitude))
+        if k == lastKey { return lastEntries }
+        lastKey = k
+        lastEntries = cells[k]
+        return lastEntries
     }
 }
