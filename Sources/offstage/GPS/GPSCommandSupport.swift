@@ -12,7 +12,7 @@ struct GPSFixtureOptions: ParsableArguments {
     @Flag(help: "Stop at the first bad line instead of skipping and counting it.")
     var strict = false
 
-    @Option(help: "Speed in m/s used to time GPX routes and waypoints (default 20).")
+    @Option(help: "Speed in m/s used to time GPX routes and waypoints.")
     var routeSpeed: Double = 20
 
     @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2000-01-01T00:00:00Z).")
