@@ -30,16 +30,21 @@ import Testing
     }
 
     @Test func missingFixtureIsOneLineAndExitsNonZero() throws {
-        let run = try offstage("gps", "convert", "/nonexistent/drive.gpx", "/tmp/out.nmea")
+        let dir = try makeTemporaryDirectory()
+        let output = dir.appendingPathComponent("out.nmea").path
+        let run = try offstage("gps", "convert", "/nonexistent/drive.gpx", output)
         #expect(run.status == 1)
         #expect(run.stderr == "offstage: error: /nonexistent/drive.gpx: cannot open: no such readable file\n")
+        #expect(!FileManager.default.fileExists(atPath: output))
     }
 
     @Test func strictConvertNamesFileAndLine() throws {
         let dir = try makeTemporaryDirectory()
         let input = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n$GPRMC,120000*00\n", to: "in.nmea", in: dir)
-        let run = try offstage("gps", "convert", "--strict", input, dir.appendingPathComponent("out.gpx").path)
+        let output = dir.appendingPathComponent("out.gpx").path
+        let run = try offstage("gps", "convert", "--strict", input, output)
         #expect(run.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: output), "no half-written output")
         #expect(run.stderr == "offstage: error: \(input):2: bad checksum 00, expected 64\n")
     }
 
