@@ -288,9 +288,12 @@ public struct LocationRegionMonitor: Sendable {
             return a.identifier < b.identifier
         }
         var sorted = true
-        for i in (start + 1)..<events.count where before(events[i], events[i - 1]) {
-            sorted = false
-            break
+        for i in (start + 1)..<events.count {
+            let a = events[i - 1].subscriber, b = events[i].subscriber
+            if b < a || (b == a && events[i].identifier < events[i - 1].identifier) {
+                sorted = false
+                break
+            }
         }
         if sorted { return }
         let ordered = events[start...].enumerated().sorted { x, y in
@@ -380,11 +383,10 @@ public struct LocationRegionMonitor: Sendable {
         guard time - since >= configuration.dwell else { return }
         slots[index].pendingSince = nil
         slots[index].state = target
-        let region = slots[index].region
         if target == .inside {
-            if region.notifyOnEntry { emit(index, .didEnter, at: time, into: &events) }
+            if slots[index].region.notifyOnEntry { emit(index, .didEnter, at: time, into: &events) }
         } else {
-            if region.notifyOnExit { emit(index, .didExit, at: time, into: &events) }
+            if slots[index].region.notifyOnExit { emit(index, .didExit, at: time, into: &events) }
             untrack(Int32(index))
         }
         emit(index, .didDetermineState(target), at: time, into: &events)
