@@ -40,6 +40,7 @@ public struct LocationRegionMonitor: Sendable {
         var innerSquared: Double
         var radiusSquared: Double
         var outerSquared: Double
+        var innerRadius: Double
         var outerRadius: Double
         var enterBox: LocationBoundingBox
         var outerBox: LocationBoundingBox
@@ -66,20 +67,35 @@ public struct LocationRegionMonitor: Sendable {
     private var freeSlots: [Int32] = []
     private var bySubscriber: [LocationSubscriberID: [String: Int32]] = [:]
     private var grid: LocationRegionGrid
-    /// A region checked on every fix.
+    /// A region checked on every fix, unless it provably has nothing to do.
     struct TrackedRegion: Sendable {
         var slot: Int32
-        /// While the odometer is below this, the region (inside, nothing
-        /// pending) cannot have reached its exit band: skip it.
+        /// While the odometer is below this, the device cannot have crossed
+        /// the next threshold of the region (its exit band when inside, back
+        /// out of the past-band zone while a transition is pending)...
         var skipUntilOdometer: Double
+        /// ...and while fix time is below this, no pending transition can
+        /// complete its dwell. Together: skip the region.
+        var skipUntilTime: Double
+
+        init(slot: Int32) {
+            self.slot = slot
+            skipUntilOdometer = -.infinity
+            skipUntilTime = -.infinity
+        }
     }
 
     private var tracked: [TrackedRegion] = []
+    /// One bit per slot: tracked or not (read in the hot loop without
+    /// touching the slot).
+    private var trackedBits: [UInt64] = []
     /// Distance travelled, summed fix to fix: an upper bound on how far the
     /// device can be from where it was at any earlier fix.
     private var odometer = 0.0
-    /// Slack for the odometer against the distance approximations.
-    private static let odometerMargin = 1.0
+    /// A distance slack made safe against the distance approximations and
+    /// the odometer's summed rounding (1 m plus 0.01 %).
+    @inline(__always)
+    private static func safe(_ slack: Double) -> Double { slack - 1 - slack * 1e-4 }
     private var scratch: [TrackedRegion] = []
 
     /// Creates an empty monitor.
@@ -129,6 +145,7 @@ public struct LocationRegionMonitor: Sendable {
             index = Int32(slots.count)
             slots.append(slot)
             geometry.append(shape)
+            if slots.count > trackedBits.count * 64 { trackedBits.append(0) }
         }
         bySubscriber[subscriber, default: [:]][region.identifier] = index
         grid.insert(index, box: shape.enterBox)
@@ -209,15 +226,11 @@ public struct LocationRegionMonitor: Sendable {
             scratch.removeAll(keepingCapacity: true)
             scratch.append(contentsOf: tracked)
             for entry in scratch {
-                // Still inside with nothing pending, and the device cannot
-                // have moved far enough to reach the exit band yet.
-                if entry.skipUntilOdometer > odometer { continue }
+                if entry.skipUntilOdometer > odometer && entry.skipUntilTime > point.time { continue }
                 let i = Int(entry.slot)
                 let d2 = evaluate(entry.slot, at: point, into: &events)
-                if slots[i].state == .inside, slots[i].pendingSince == nil, d2.isFinite {
-                    tracked[slots[i].trackedPosition].skipUntilOdometer =
-                        odometer + geometry[i].outerRadius - d2.squareRoot() - Self.odometerMargin
-                }
+                let position = slots[i].trackedPosition
+                if position >= 0, d2.isFinite { tracked[position] = skip(for: entry.slot, distanceSquared: d2) }
             }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
                 let latitude = Float(point.latitude), longitude = Float(point.longitude)
@@ -227,7 +240,9 @@ public struct LocationRegionMonitor: Sendable {
                     // Tracked regions were evaluated above; what the first
                     // pass untracked cannot be inside its enter circle.
                     let i = Int(entry.slot)
-                    guard distanceSquared(i, point) <= geometry[i].innerSquared, slots[i].trackedPosition < 0 else { continue }
+                    guard trackedBits[i >> 6] & (1 << UInt64(i & 63)) == 0,
+                        distanceSquared(i, point) <= geometry[i].innerSquared
+                    else { continue }
                     evaluate(entry.slot, at: point, into: &events)
                 }
             }
@@ -280,26 +295,19 @@ public struct LocationRegionMonitor: Sendable {
     }
 
     /// Sorts the events appended since `start` by subscriber and
-    /// identifier, keeping the order of one region's events.
+    /// identifier, keeping the order of one region's events: an in-place
+    /// insertion sort (a fix causes a handful of events at most).
     private static func sortNewEvents(_ events: inout [LocationRegionEvent], from start: Int) {
         guard events.count - start > 1 else { return }
-        func before(_ a: LocationRegionEvent, _ b: LocationRegionEvent) -> Bool {
-            if a.subscriber != b.subscriber { return a.subscriber < b.subscriber }
-            return a.identifier < b.identifier
-        }
-        var sorted = true
         for i in (start + 1)..<events.count {
-            let a = events[i - 1].subscriber, b = events[i].subscriber
-            if b < a || (b == a && events[i].identifier < events[i - 1].identifier) {
-                sorted = false
-                break
+            var j = i
+            while j > start {
+                let a = events[j - 1], b = events[j]
+                guard b.subscriber < a.subscriber || (b.subscriber == a.subscriber && b.identifier < a.identifier) else { break }
+                events.swapAt(j - 1, j)
+                j -= 1
             }
         }
-        if sorted { return }
-        let ordered = events[start...].enumerated().sorted { x, y in
-            before(x.element, y.element) || (!before(y.element, x.element) && x.offset < y.offset)
-        }
-        events.replaceSubrange(start..., with: ordered.map(\.element))
     }
 
     private func makeGeometry(_ region: LocationCircularRegion) -> Geometry {
@@ -309,7 +317,7 @@ public struct LocationRegionMonitor: Sendable {
         return Geometry(
             metric: LocationLocalMetric(center: region.center),
             innerSquared: inner * inner, radiusSquared: region.radius * region.radius,
-            outerSquared: outer * outer, outerRadius: outer,
+            outerSquared: outer * outer, innerRadius: inner, outerRadius: outer,
             enterBox: LocationBoundingBox(center: region.center, distance: inner),
             outerBox: LocationBoundingBox(center: region.center, distance: outer),
             usesGeodesicDistance: outer > 10_000)
@@ -330,6 +338,31 @@ public struct LocationRegionMonitor: Sendable {
         }
         return geometry[index].metric.distanceSquared(
             latitudeRadians: p.latitudeRadians, longitudeRadians: p.longitudeRadians)
+    }
+
+    /// When a tracked region next needs a look, given its distance now:
+    /// inside with nothing pending, once the device may have reached the
+    /// exit band; with a transition pending, once it may have left the
+    /// past-band zone or the dwell may be over. Skipping in between changes
+    /// nothing: the exhaustive strategy would find nothing to do.
+    private func skip(for index32: Int32, distanceSquared d2: Double) -> TrackedRegion {
+        let i = Int(index32)
+        var entry = TrackedRegion(slot: index32)
+        let d = d2.squareRoot()
+        switch (slots[i].state, slots[i].pendingSince) {
+        case (.inside, nil):
+            entry.skipUntilOdometer = odometer + Self.safe(geometry[i].outerRadius - d)
+            entry.skipUntilTime = .infinity
+        case (.inside, let since?):
+            entry.skipUntilOdometer = odometer + Self.safe(d - geometry[i].outerRadius)
+            entry.skipUntilTime = since + configuration.dwell
+        case (.outside, let since?):
+            entry.skipUntilOdometer = odometer + Self.safe(geometry[i].innerRadius - d)
+            entry.skipUntilTime = since + configuration.dwell
+        default:
+            break
+        }
+        return entry
     }
 
     /// Runs one region's state machine for a fix; returns the squared
@@ -403,7 +436,8 @@ public struct LocationRegionMonitor: Sendable {
     private mutating func track(_ index: Int32) {
         guard slots[Int(index)].trackedPosition < 0 else { return }
         slots[Int(index)].trackedPosition = tracked.count
-        tracked.append(TrackedRegion(slot: index, skipUntilOdometer: -.infinity))
+        tracked.append(TrackedRegion(slot: index))
+        trackedBits[Int(index) >> 6] |= 1 << UInt64(Int(index) & 63)
     }
 
     private mutating func untrack(_ index: Int32) {
@@ -415,6 +449,7 @@ public struct LocationRegionMonitor: Sendable {
             slots[Int(last.slot)].trackedPosition = position
         }
         slots[Int(index)].trackedPosition = -1
+        trackedBits[Int(index) >> 6] &= ~(1 << UInt64(Int(index) & 63))
     }
 
     private mutating func removeSlot(_ index: Int32) {
