@@ -269,4 +269,41 @@ import Testing
         }
         #expect(total > 20, "the walk should cross some regions")
     }
+
+    @Test(arguments: [(200.0, 20.0), (50.0, 5.0), (300.0, 60.0)])
+    func indexedAndExhaustiveAgreeWhenDrivingWithIrregularFixTimes(hysteresis: Double, dwell: Double) {
+        var rng = SplitMix(seed: UInt64(hysteresis * 1000 + dwell))
+        var indexed = LocationRegionMonitor(configuration: .init(hysteresis: hysteresis, dwell: dwell))
+        _ = indexed.process(LocationFix(latitude: paris.latitude, longitude: paris.longitude, time: 0))
+        for s in 0..<100 {
+            for r in 0..<20 {
+                let c = offset(paris, north: Double.random(in: -6_000...6_000, using: &rng),
+                               east: Double.random(in: -6_000...6_000, using: &rng))
+                _ = indexed.startMonitoring(
+                    LocationCircularRegion(identifier: "r\(r)", center: c, radius: Double.random(in: 80...2_000, using: &rng)),
+                    for: LocationSubscriberID("s\(s)"))
+            }
+        }
+        var exhaustive = indexed
+        var position = paris
+        var heading = 0.0
+        var t = 0.0
+        var total = 0
+        for _ in 0..<8_000 {
+            // A vehicle: turns, stops, speeds up; fixes 0.5 to 30 s apart.
+            heading += Double.random(in: -0.4...0.4, using: &rng)
+            let dt = Int.random(in: 0..<20, using: &rng) == 0 ? Double.random(in: 5...30, using: &rng) : Double.random(in: 0.5...2, using: &rng)
+            let speed = Int.random(in: 0..<10, using: &rng) == 0 ? 0 : Double.random(in: 2...25, using: &rng)
+            position = offset(position, north: cos(heading) * speed * dt, east: sin(heading) * speed * dt)
+            if LocationGeodesy.distance(position, paris) > 7_000 { heading += .pi }
+            t += dt
+            let f = LocationFix(latitude: position.latitude, longitude: position.longitude, time: t)
+            let a = indexed.process(f)
+            let b = exhaustive.process(f, strategy: .exhaustive)
+            #expect(a == b)
+            if a != b { return }
+            total += a.count
+        }
+        #expect(total > 100, "the drive should cross many regions")
+    }
 }
