@@ -223,14 +223,15 @@ public struct LocationRegionMonitor: Sendable {
                 evaluate(Int32(i), at: point, into: &events)
             }
         case .indexed:
-            scratch.removeAll(keepingCapacity: true)
-            scratch.append(contentsOf: tracked)
-            for entry in scratch {
+            // Backwards: evaluating a region can only untrack it, which
+            // moves the last entry (already seen) into its place.
+            for position in stride(from: tracked.count - 1, through: 0, by: -1) {
+                let entry = tracked[position]
                 if entry.skipUntilOdometer > odometer && entry.skipUntilTime > point.time { continue }
                 let i = Int(entry.slot)
                 let d2 = evaluate(entry.slot, at: point, into: &events)
-                let position = slots[i].trackedPosition
-                if position >= 0, d2.isFinite { tracked[position] = skip(for: entry.slot, distanceSquared: d2) }
+                let now = slots[i].trackedPosition
+                if now >= 0, d2.isFinite { tracked[now] = skip(for: entry.slot, distanceSquared: d2) }
             }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
                 let latitude = Float(point.latitude), longitude = Float(point.longitude)
