@@ -1,5 +1,5 @@
 /// Everything one fix decides, for every subscriber.
-public struct LocationDecisions: Sendable, Hashable {
+public struct LocationDecisions: Sendable, Hashable, Codable {
     /// `didEnterRegion:` / `didExitRegion:` / `didDetermineState:forRegion:`.
     public var regionEvents: [LocationRegionEvent] = []
     /// Significant-change updates (`didUpdateLocations:`).

@@ -64,9 +64,9 @@ public enum LocationRegionRegistration: Sendable, Hashable {
 }
 
 /// One thing the region monitor tells a subscriber.
-public struct LocationRegionEvent: Sendable, Hashable {
+public struct LocationRegionEvent: Sendable, Hashable, Codable {
     /// What happened.
-    public enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable, Codable {
         /// `locationManager:didEnterRegion:`.
         case didEnter
         /// `locationManager:didExitRegion:`.
