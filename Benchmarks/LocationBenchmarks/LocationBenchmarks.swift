@@ -14,11 +14,13 @@ enum LocationBenchmarks {
         print("Offstage location benchmarks (\(quick ? "quick" : "full") run, one core per engine)")
         print("")
         let only = CommandLine.arguments.firstIndex(of: "--only").map { CommandLine.arguments[$0 + 1] }
+        let naiveFixes = CommandLine.arguments.firstIndex(of: "--naive-fixes").flatMap { Int(CommandLine.arguments[$0 + 1]) }
         if only == nil || only == "regions" {
             // A 100 × 100 km metropolitan area (10,000 km², the size of
             // Greater Paris or London's commuter belt), and a 4× denser one.
-            for side in [100_000.0, 50_000.0] {
-                try RegionBenchmark.run(fixCount: quick ? 100_000 : 1_000_000, naiveFixCount: quick ? 300 : 2_000, side: side)
+            let sides = CommandLine.arguments.firstIndex(of: "--side-km").flatMap { Double(CommandLine.arguments[$0 + 1]) }.map { [$0 * 1000] }
+            for side in sides ?? [100_000.0, 50_000.0] {
+                try RegionBenchmark.run(fixCount: quick ? 100_000 : 1_000_000, naiveFixCount: naiveFixes ?? (quick ? 300 : 2_000), side: side)
                 print("")
             }
         }

@@ -10,11 +10,33 @@ struct LocationRegionGrid: Sendable {
     /// Above this many cells an entry goes to the wide list.
     static let maximumCellsPerEntry = 1_024
 
-    /// A region in a cell, with its box inline so that most candidates are
+    /// A region in a cell, with its box inline (in `Float`, rounded
+    /// outwards, so it stays conservative) so that most candidates are
     /// rejected without touching the region's own storage.
     struct Entry: Sendable {
         var slot: Int32
-        var box: LocationBoundingBox
+        var minLatitude: Float
+        var maxLatitude: Float
+        var minLongitude: Float
+        var maxLongitude: Float
+
+        init(slot: Int32, box: LocationBoundingBox) {
+            self.slot = slot
+            minLatitude = Float(box.minLatitude).nextDown
+            maxLatitude = Float(box.maxLatitude).nextUp
+            minLongitude = Float(box.minLongitude).nextDown
+            maxLongitude = Float(box.maxLongitude).nextUp
+        }
+
+        /// Whether the box contains a point; handles boxes crossing ±180°.
+        @inline(__always)
+        func contains(latitude: Float, longitude: Float) -> Bool {
+            guard latitude >= minLatitude, latitude <= maxLatitude else { return false }
+            if longitude >= minLongitude && longitude <= maxLongitude { return true }
+            if minLongitude < -180 { return longitude >= minLongitude + 360 }
+            if maxLongitude > 180 { return longitude <= maxLongitude - 360 }
+            return false
+        }
     }
 
     let cellSize: Double
@@ -65,6 +87,8 @@ struct LocationRegionGrid: Sendable {
     }
 
     mutating func insert(_ slot: Int32, box: LocationBoundingBox) {
+        lastKey = .min
+        lastEntries = nil
         guard let keys = keys(of: box) else {
             wide.append(slot)
             return
@@ -73,6 +97,8 @@ struct LocationRegionGrid: Sendable {
     }
 
     mutating func remove(_ slot: Int32, box: LocationBoundingBox) {
+        lastKey = .min
+        lastEntries = nil
         guard let keys = keys(of: box) else {
             if let i = wide.firstIndex(of: slot) { wide.remove(at: i) }
             return
@@ -84,10 +110,19 @@ struct LocationRegionGrid: Sendable {
         }
     }
 
+    /// The last cell looked up, and its entries: a moving device stays in
+    /// one cell for several fixes. Cleared by every change to the grid.
+    private var lastKey: Int64 = .min
+    private var lastEntries: [Entry]?
+
     /// The entries of the point's cell (a superset of the regions whose
     /// box contains it).
     @inline(__always)
-    func candidates(latitude: Double, longitude: Double) -> [Entry]? {
-        cells[key(latitudeIndex(latitude), longitudeIndex(longitude))]
+    mutating func candidates(latitude: Double, longitude: Double) -> [Entry]? {
+        let k = key(latitudeIndex(latitude), longitudeIndex(longitude))
+        if k == lastKey { return lastEntries }
+        lastKey = k
+        lastEntries = cells[k]
+        return lastEntries
     }
 }

@@ -40,6 +40,8 @@ public struct LocationRegionMonitor: Sendable {
         var innerSquared: Double
         var radiusSquared: Double
         var outerSquared: Double
+        var innerRadius: Double
+        var outerRadius: Double
         var enterBox: LocationBoundingBox
         var outerBox: LocationBoundingBox
         var usesGeodesicDistance: Bool
@@ -52,7 +54,6 @@ public struct LocationRegionMonitor: Sendable {
         var state: LocationRegionState
         var pendingSince: Double?
         var trackedPosition: Int
-        var stamp: UInt32
         var isLive: Bool
     }
 
@@ -66,9 +67,36 @@ public struct LocationRegionMonitor: Sendable {
     private var freeSlots: [Int32] = []
     private var bySubscriber: [LocationSubscriberID: [String: Int32]] = [:]
     private var grid: LocationRegionGrid
-    private var tracked: [Int32] = []
-    private var stamp: UInt32 = 0
-    private var scratch: [Int32] = []
+    /// A region checked on every fix, unless it provably has nothing to do.
+    struct TrackedRegion: Sendable {
+        var slot: Int32
+        /// While the odometer is below this, the device cannot have crossed
+        /// the next threshold of the region (its exit band when inside, back
+        /// out of the past-band zone while a transition is pending)...
+        var skipUntilOdometer: Double
+        /// ...and while fix time is below this, no pending transition can
+        /// complete its dwell. Together: skip the region.
+        var skipUntilTime: Double
+
+        init(slot: Int32) {
+            self.slot = slot
+            skipUntilOdometer = -.infinity
+            skipUntilTime = -.infinity
+        }
+    }
+
+    private var tracked: [TrackedRegion] = []
+    /// One bit per slot: tracked or not (read in the hot loop without
+    /// touching the slot).
+    private var trackedBits: [UInt64] = []
+    /// Distance travelled, summed fix to fix: an upper bound on how far the
+    /// device can be from where it was at any earlier fix.
+    private var odometer = 0.0
+    /// A distance slack made safe against the distance approximations and
+    /// the odometer's summed rounding (1 m plus 0.01 %).
+    @inline(__always)
+    private static func safe(_ slack: Double) -> Double { slack - 1 - slack * 1e-4 }
+    private var scratch: [TrackedRegion] = []
 
     /// Creates an empty monitor.
     public init(configuration: LocationRegionMonitorConfiguration = .init()) {
@@ -106,7 +134,7 @@ public struct LocationRegionMonitor: Sendable {
         if let existing { removeSlot(existing) }
 
         let slot = Slot(subscriber: subscriber, region: region, state: .unknown, pendingSince: nil,
-                        trackedPosition: -1, stamp: 0, isLive: true)
+                        trackedPosition: -1, isLive: true)
         let shape = makeGeometry(region)
         let index: Int32
         if let free = freeSlots.popLast() {
@@ -117,6 +145,7 @@ public struct LocationRegionMonitor: Sendable {
             index = Int32(slots.count)
             slots.append(slot)
             geometry.append(shape)
+            if slots.count > trackedBits.count * 64 { trackedBits.append(0) }
         }
         bySubscriber[subscriber, default: [:]][region.identifier] = index
         grid.insert(index, box: shape.enterBox)
@@ -144,6 +173,14 @@ public struct LocationRegionMonitor: Sendable {
     public func monitoredRegions(for subscriber: LocationSubscriberID) -> [LocationCircularRegion] {
         (bySubscriber[subscriber] ?? [:]).values.map { slots[Int($0)].region }
             .sorted { $0.identifier < $1.identifier }
+    }
+
+    /// Every monitored region with its subscriber, sorted (for persisting
+    /// regions across restarts: register them again on start).
+    public var allRegions: [LocationMonitoredRegion] {
+        bySubscriber.flatMap { subscriber, map in
+            map.values.map { LocationMonitoredRegion(subscriber: subscriber, region: slots[Int($0)].region) }
+        }.sorted { ($0.subscriber, $0.region.identifier) < ($1.subscriber, $1.region.identifier) }
     }
 
     /// The current state of a region, or nil if it is not monitored.
@@ -176,35 +213,41 @@ public struct LocationRegionMonitor: Sendable {
     public mutating func process(
         _ fix: LocationFix, into events: inout [LocationRegionEvent], strategy: Strategy = .indexed
     ) {
+        if let last = latestFix { odometer += LocationGeodesy.distance(last.coordinate, fix.coordinate) }
         latestFix = fix
         let start = events.count
         let point = Point(fix)
-        // Marks the regions evaluated for this fix (a region can be both
-        // tracked and a candidate).
-        stamp &+= 1
-        if stamp == 0 {
-            for i in slots.indices { slots[i].stamp = 0 }
-            stamp = 1
-        }
         switch strategy {
         case .exhaustive:
             for i in slots.indices where slots[i].isLive {
                 evaluate(Int32(i), at: point, into: &events)
             }
         case .indexed:
-            scratch.removeAll(keepingCapacity: true)
-            scratch.append(contentsOf: tracked)
-            for index in scratch { evaluate(index, at: point, into: &events) }
+            // Backwards: evaluating a region can only untrack it, which
+            // moves the last entry (already seen) into its place.
+            for position in stride(from: tracked.count - 1, through: 0, by: -1) {
+                let entry = tracked[position]
+                if entry.skipUntilOdometer > odometer && entry.skipUntilTime > point.time { continue }
+                let i = Int(entry.slot)
+                let d2 = evaluate(entry.slot, at: point, into: &events)
+                let now = slots[i].trackedPosition
+                if now >= 0, d2.isFinite { tracked[now] = skip(for: entry.slot, distanceSquared: d2) }
+            }
             if let list = grid.candidates(latitude: fix.latitude, longitude: fix.longitude) {
-                for entry in list where entry.box.contains(latitude: point.latitude, longitude: point.longitude) {
+                let latitude = Float(point.latitude), longitude = Float(point.longitude)
+                for entry in list where entry.contains(latitude: latitude, longitude: longitude) {
                     // An untracked region is outside with nothing pending:
                     // only a fix inside its enter circle concerns it.
+                    // Tracked regions were evaluated above; what the first
+                    // pass untracked cannot be inside its enter circle.
                     let i = Int(entry.slot)
-                    guard distanceSquared(i, point) <= geometry[i].innerSquared else { continue }
-                    if slots[i].stamp != stamp { evaluate(entry.slot, at: point, into: &events) }
+                    guard trackedBits[i >> 6] & (1 << UInt64(i & 63)) == 0,
+                        distanceSquared(i, point) <= geometry[i].innerSquared
+                    else { continue }
+                    evaluate(entry.slot, at: point, into: &events)
                 }
             }
-            for index in grid.wide where slots[Int(index)].stamp != stamp {
+            for index in grid.wide where slots[Int(index)].trackedPosition < 0 {
                 evaluate(index, at: point, into: &events)
             }
         }
@@ -214,7 +257,7 @@ public struct LocationRegionMonitor: Sendable {
     /// The earliest fix time at which a pending enter or exit completes its
     /// dwell if the device stays where it is, or nil if none is pending.
     public var nextDeadline: Double? {
-        tracked.compactMap { slots[Int($0)].pendingSince }.min().map { $0 + configuration.dwell }
+        tracked.compactMap { slots[Int($0.slot)].pendingSince }.min().map { $0 + configuration.dwell }
     }
 
     /// Completes every pending transition whose dwell has elapsed by `time`,
@@ -227,8 +270,8 @@ public struct LocationRegionMonitor: Sendable {
         let point = Point(fix)
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: tracked)
-        for index in scratch where slots[Int(index)].pendingSince != nil {
-            evaluate(index, at: point, into: &events)
+        for entry in scratch where slots[Int(entry.slot)].pendingSince != nil {
+            evaluate(entry.slot, at: point, into: &events)
         }
         latestFix = fix
         Self.sortNewEvents(&events, from: start)
@@ -253,23 +296,19 @@ public struct LocationRegionMonitor: Sendable {
     }
 
     /// Sorts the events appended since `start` by subscriber and
-    /// identifier, keeping the order of one region's events.
+    /// identifier, keeping the order of one region's events: an in-place
+    /// insertion sort (a fix causes a handful of events at most).
     private static func sortNewEvents(_ events: inout [LocationRegionEvent], from start: Int) {
         guard events.count - start > 1 else { return }
-        func before(_ a: LocationRegionEvent, _ b: LocationRegionEvent) -> Bool {
-            if a.subscriber != b.subscriber { return a.subscriber < b.subscriber }
-            return a.identifier < b.identifier
+        for i in (start + 1)..<events.count {
+            var j = i
+            while j > start {
+                let a = events[j - 1], b = events[j]
+                guard b.subscriber < a.subscriber || (b.subscriber == a.subscriber && b.identifier < a.identifier) else { break }
+                events.swapAt(j - 1, j)
+                j -= 1
+            }
         }
-        var sorted = true
-        for i in (start + 1)..<events.count where before(events[i], events[i - 1]) {
-            sorted = false
-            break
-        }
-        if sorted { return }
-        let ordered = events[start...].enumerated().sorted { x, y in
-            before(x.element, y.element) || (!before(y.element, x.element) && x.offset < y.offset)
-        }
-        events.replaceSubrange(start..., with: ordered.map(\.element))
     }
 
     private func makeGeometry(_ region: LocationCircularRegion) -> Geometry {
@@ -279,7 +318,7 @@ public struct LocationRegionMonitor: Sendable {
         return Geometry(
             metric: LocationLocalMetric(center: region.center),
             innerSquared: inner * inner, radiusSquared: region.radius * region.radius,
-            outerSquared: outer * outer,
+            outerSquared: outer * outer, innerRadius: inner, outerRadius: outer,
             enterBox: LocationBoundingBox(center: region.center, distance: inner),
             outerBox: LocationBoundingBox(center: region.center, distance: outer),
             usesGeodesicDistance: outer > 10_000)
@@ -302,28 +341,58 @@ public struct LocationRegionMonitor: Sendable {
             latitudeRadians: p.latitudeRadians, longitudeRadians: p.longitudeRadians)
     }
 
-    private mutating func evaluate(_ index32: Int32, at p: Point, into events: inout [LocationRegionEvent]) {
+    /// When a tracked region next needs a look, given its distance now:
+    /// inside with nothing pending, once the device may have reached the
+    /// exit band; with a transition pending, once it may have left the
+    /// past-band zone or the dwell may be over. Skipping in between changes
+    /// nothing: the exhaustive strategy would find nothing to do.
+    private func skip(for index32: Int32, distanceSquared d2: Double) -> TrackedRegion {
+        let i = Int(index32)
+        var entry = TrackedRegion(slot: index32)
+        let d = d2.squareRoot()
+        switch (slots[i].state, slots[i].pendingSince) {
+        case (.inside, nil):
+            entry.skipUntilOdometer = odometer + Self.safe(geometry[i].outerRadius - d)
+            entry.skipUntilTime = .infinity
+        case (.inside, let since?):
+            entry.skipUntilOdometer = odometer + Self.safe(d - geometry[i].outerRadius)
+            entry.skipUntilTime = since + configuration.dwell
+        case (.outside, let since?):
+            entry.skipUntilOdometer = odometer + Self.safe(geometry[i].innerRadius - d)
+            entry.skipUntilTime = since + configuration.dwell
+        default:
+            break
+        }
+        return entry
+    }
+
+    /// Runs one region's state machine for a fix; returns the squared
+    /// distance it used (infinity when not computed).
+    @discardableResult
+    private mutating func evaluate(_ index32: Int32, at p: Point, into events: inout [LocationRegionEvent]) -> Double {
         let index = Int(index32)
-        slots[index].stamp = stamp
         switch slots[index].state {
         case .outside:
             // Cheap reject before any arithmetic: not in the enter box.
             if slots[index].pendingSince == nil,
                 !geometry[index].enterBox.contains(latitude: p.latitude, longitude: p.longitude)
             {
-                return
+                return .infinity
             }
             let d2 = distanceSquared(index, p)
             step(index, pastBand: d2 <= geometry[index].innerSquared, to: .inside, at: p.time, into: &events)
+            return d2
         case .inside:
             let d2 = distanceSquared(index, p)
             step(index, pastBand: d2 >= geometry[index].outerSquared, to: .outside, at: p.time, into: &events)
+            return d2
         case .unknown:
             let d2 = distanceSquared(index, p)
             let state: LocationRegionState = d2 <= geometry[index].radiusSquared ? .inside : .outside
             slots[index].state = state
             emit(index, .didDetermineState(state), at: p.time, into: &events)
             if state == .outside { untrack(index32) }
+            return d2
         }
     }
 
@@ -348,11 +417,10 @@ public struct LocationRegionMonitor: Sendable {
         guard time - since >= configuration.dwell else { return }
         slots[index].pendingSince = nil
         slots[index].state = target
-        let region = slots[index].region
         if target == .inside {
-            if region.notifyOnEntry { emit(index, .didEnter, at: time, into: &events) }
+            if slots[index].region.notifyOnEntry { emit(index, .didEnter, at: time, into: &events) }
         } else {
-            if region.notifyOnExit { emit(index, .didExit, at: time, into: &events) }
+            if slots[index].region.notifyOnExit { emit(index, .didExit, at: time, into: &events) }
             untrack(Int32(index))
         }
         emit(index, .didDetermineState(target), at: time, into: &events)
@@ -369,18 +437,20 @@ public struct LocationRegionMonitor: Sendable {
     private mutating func track(_ index: Int32) {
         guard slots[Int(index)].trackedPosition < 0 else { return }
         slots[Int(index)].trackedPosition = tracked.count
-        tracked.append(index)
+        tracked.append(TrackedRegion(slot: index))
+        trackedBits[Int(index) >> 6] |= 1 << UInt64(Int(index) & 63)
     }
 
     private mutating func untrack(_ index: Int32) {
         let position = slots[Int(index)].trackedPosition
         guard position >= 0 else { return }
         let last = tracked.removeLast()
-        if last != index {
+        if last.slot != index {
             tracked[position] = last
-            slots[Int(last)].trackedPosition = position
+            slots[Int(last.slot)].trackedPosition = position
         }
         slots[Int(index)].trackedPosition = -1
+        trackedBits[Int(index) >> 6] &= ~(1 << UInt64(Int(index) & 63))
     }
 
     private mutating func removeSlot(_ index: Int32) {

@@ -26,6 +26,17 @@ public struct LocationCircularRegion: Sendable, Hashable, Codable {
     }
 }
 
+/// A region and the subscriber that monitors it (the unit to persist).
+public struct LocationMonitoredRegion: Sendable, Hashable, Codable {
+    public var subscriber: LocationSubscriberID
+    public var region: LocationCircularRegion
+
+    public init(subscriber: LocationSubscriberID, region: LocationCircularRegion) {
+        self.subscriber = subscriber
+        self.region = region
+    }
+}
+
 /// Where the device is relative to a region, as `CLRegionState`.
 public enum LocationRegionState: String, Sendable, Hashable, Codable {
     case unknown
@@ -53,9 +64,9 @@ public enum LocationRegionRegistration: Sendable, Hashable {
 }
 
 /// One thing the region monitor tells a subscriber.
-public struct LocationRegionEvent: Sendable, Hashable {
+public struct LocationRegionEvent: Sendable, Hashable, Codable {
     /// What happened.
-    public enum Kind: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable, Codable {
         /// `locationManager:didEnterRegion:`.
         case didEnter
         /// `locationManager:didExitRegion:`.

@@ -12,7 +12,7 @@ public struct LocationSignificantChangeConfiguration: Sendable, Hashable {
 }
 
 /// One location update for one subscriber.
-public struct LocationUpdate: Sendable, Hashable {
+public struct LocationUpdate: Sendable, Hashable, Codable {
     /// Who gets it.
     public var subscriber: LocationSubscriberID
     /// The fix delivered (`locationManager:didUpdateLocations:`).

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Foundation
 
 /// Talks to a running gpsd: its control socket (`gpsd -F PATH`), to add
 /// and remove devices, and its client port, to wait for a device.
@@ -30,7 +31,7 @@ public enum GPSDControl {
             return true
         }
         guard answer.hasPrefix("OK") else {
-            throw LocationSystemError("gpsd control \(text.trimmingCharacters(in: "\n"))",
+            throw LocationSystemError("gpsd control \(text.filter { $0 != "\n" })",
                 detail: answer.isEmpty ? "no answer from \(controlSocket)" : answer)
         }
     }
@@ -54,14 +55,6 @@ public enum GPSDControl {
         return false
     }
 }
-
-extension String {
-    fileprivate func trimmingCharacters(in set: Character) -> String {
-        String(self.filter { $0 != set })
-    }
-}
-
-import Foundation
 
 extension Thread {
     /// Yields the processor for a few milliseconds while polling a condition.

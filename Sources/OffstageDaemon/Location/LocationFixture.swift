@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import OffstageCore
 
 /// The fixture formats Offstage reads and writes.
@@ -155,9 +156,19 @@ public enum LocationFixtureConverter {
     ) throws -> LocationReadSummary {
         let reader = try LocationFixtureReader(path: input, format: inputFormat, options: options)
         let name = input.split(separator: "/").last.map(String.init) ?? input
+        guard FileManager.default.isReadableFile(atPath: input) else {
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: input, line: 0, message: "cannot open: no such readable file"))
+        }
         let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name)
-        let summary = try reader.read { try writer.write($0) }
-        try writer.finish()
-        return summary
+        do {
+            let summary = try reader.read { try writer.write($0) }
+            try writer.finish()
+            return summary
+        } catch {
+            // No half-written output after a failed conversion.
+            try? writer.finish()
+            try? FileManager.default.removeItem(atPath: output)
+            throw error
+        }
     }
 }

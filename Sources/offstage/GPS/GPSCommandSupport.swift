@@ -12,7 +12,7 @@ struct GPSFixtureOptions: ParsableArguments {
     @Flag(help: "Stop at the first bad line instead of skipping and counting it.")
     var strict = false
 
-    @Option(help: "Speed in m/s used to time GPX routes and waypoints (default 20).")
+    @Option(help: "Speed in m/s used to time GPX routes and waypoints.")
     var routeSpeed: Double = 20
 
     @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2000-01-01T00:00:00Z).")
@@ -112,7 +112,7 @@ final class GPSDFeedTarget {
             privateGPSD = nil
         } else {
             // The default port when it is free, so `offstage gps watch` finds it.
-            let port = LocationSocketProbe.isFree(port: 2947) ? 2947 : nil
+            let port = GPSDControl.isListening(port: 2947) ? nil : 2947
             let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
             privateGPSD = gpsd
             endpoint = gpsd.endpoint
@@ -127,13 +127,6 @@ final class GPSDFeedTarget {
     func close() {
         if let controlSocket { try? GPSDControl.removeDevice(pty.devicePath, controlSocket: controlSocket) }
         privateGPSD?.stop()
-    }
-}
-
-enum LocationSocketProbe {
-    /// Whether nothing listens on 127.0.0.1:port.
-    static func isFree(port: Int) -> Bool {
-        !GPSDControl.isListening(port: port)
     }
 }
 

@@ -42,7 +42,9 @@ struct GPSFeedCommand: AsyncParsableCommand {
                 throw GPSCommandError("cannot watch gpsd at \(gpsd.endpoint)")
             }
             let display = ProgressDisplay(enabled: !quiet)
-            let result = try LocationFeeder(pty: gpsd.pty).feed(reader, speed: pace, total: total) { display.show($0) }
+            let result = try LocationFeeder(pty: gpsd.pty).feed(
+                reader, speed: pace, total: total, progressInterval: display.isTerminal ? .milliseconds(250) : .seconds(5)
+            ) { display.show($0) }
             display.finish()
             reportIssues(result.summary)
             _ = await counter.wait(timeout: .seconds(10)) { $0.count >= result.sent }

@@ -213,6 +213,33 @@ import Testing
         #expect(kinds(monitor.process(fix(paris, north: 49_750, at: 60))) == [.didEnter, .didDetermineState(.inside)])
     }
 
+    @Test func allRegionsListsEverySubscribersRegionsForPersistence() throws {
+        var monitor = LocationRegionMonitor()
+        let a = LocationCircularRegion(identifier: "a", center: paris, radius: 100)
+        let b = LocationCircularRegion(identifier: "b", center: paris, radius: 200, notifyOnExit: false)
+        _ = monitor.startMonitoring(b, for: "y")
+        _ = monitor.startMonitoring(a, for: "y")
+        _ = monitor.startMonitoring(a, for: "x")
+        let all = monitor.allRegions
+        #expect(all == [.init(subscriber: "x", region: a), .init(subscriber: "y", region: a), .init(subscriber: "y", region: b)])
+        let decoded = try JSONDecoder().decode([LocationMonitoredRegion].self, from: JSONEncoder().encode(all))
+        #expect(decoded == all)
+    }
+
+    @Test func aJumpFarAwayExitsEveryRegionAfterTheDwell() {
+        var monitor = LocationRegionMonitor()
+        _ = monitor.process(fix(paris, north: 0, at: 0))
+        for r in [300.0, 800, 5_000] {
+            _ = monitor.startMonitoring(LocationCircularRegion(identifier: "r\(Int(r))", center: paris, radius: r), for: app)
+        }
+        // Creep about inside for a while (the monitor may skip checks while
+        // the device cannot have reached an exit band).
+        for t in 1..<60 { #expect(monitor.process(fix(paris, north: Double(t % 7), at: Double(t))).isEmpty) }
+        _ = monitor.process(fix(paris, north: 100_000, at: 60))
+        let exits = monitor.process(fix(paris, north: 100_000, at: 80)).filter { $0.kind == .didExit }
+        #expect(exits.map(\.identifier) == ["r300", "r5000", "r800"])
+    }
+
     @Test func indexedAndExhaustiveStrategiesAgreeOnARandomCity() {
         var rng = SplitMix(seed: 42)
         var indexed = LocationRegionMonitor()
@@ -230,7 +257,9 @@ import Testing
         var t = 0.0
         var total = 0
         for _ in 0..<5_000 {
-            position = offset(position, north: Double.random(in: -40...40, using: &rng), east: Double.random(in: -40...40, using: &rng))
+            // Mostly a walk, sometimes a jump of up to 3 km.
+            let step = Int.random(in: 0..<100, using: &rng) == 0 ? 3_000.0 : 40.0
+            position = offset(position, north: Double.random(in: -step...step, using: &rng), east: Double.random(in: -step...step, using: &rng))
             let f = LocationFix(latitude: position.latitude, longitude: position.longitude, time: t)
             let a = indexed.process(f)
             let b = exhaustive.process(f, strategy: .exhaustive)
@@ -239,5 +268,42 @@ import Testing
             t += 1
         }
         #expect(total > 20, "the walk should cross some regions")
+    }
+
+    @Test(arguments: [(200.0, 20.0), (50.0, 5.0), (300.0, 60.0)])
+    func indexedAndExhaustiveAgreeWhenDrivingWithIrregularFixTimes(hysteresis: Double, dwell: Double) {
+        var rng = SplitMix(seed: UInt64(hysteresis * 1000 + dwell))
+        var indexed = LocationRegionMonitor(configuration: .init(hysteresis: hysteresis, dwell: dwell))
+        _ = indexed.process(LocationFix(latitude: paris.latitude, longitude: paris.longitude, time: 0))
+        for s in 0..<100 {
+            for r in 0..<20 {
+                let c = offset(paris, north: Double.random(in: -6_000...6_000, using: &rng),
+                               east: Double.random(in: -6_000...6_000, using: &rng))
+                _ = indexed.startMonitoring(
+                    LocationCircularRegion(identifier: "r\(r)", center: c, radius: Double.random(in: 80...2_000, using: &rng)),
+                    for: LocationSubscriberID("s\(s)"))
+            }
+        }
+        var exhaustive = indexed
+        var position = paris
+        var heading = 0.0
+        var t = 0.0
+        var total = 0
+        for _ in 0..<8_000 {
+            // A vehicle: turns, stops, speeds up; fixes 0.5 to 30 s apart.
+            heading += Double.random(in: -0.4...0.4, using: &rng)
+            let dt = Int.random(in: 0..<20, using: &rng) == 0 ? Double.random(in: 5...30, using: &rng) : Double.random(in: 0.5...2, using: &rng)
+            let speed = Int.random(in: 0..<10, using: &rng) == 0 ? 0 : Double.random(in: 2...25, using: &rng)
+            position = offset(position, north: cos(heading) * speed * dt, east: sin(heading) * speed * dt)
+            if LocationGeodesy.distance(position, paris) > 7_000 { heading += .pi }
+            t += dt
+            let f = LocationFix(latitude: position.latitude, longitude: position.longitude, time: t)
+            let a = indexed.process(f)
+            let b = exhaustive.process(f, strategy: .exhaustive)
+            #expect(a == b)
+            if a != b { return }
+            total += a.count
+        }
+        #expect(total > 100, "the drive should cross many regions")
     }
 }

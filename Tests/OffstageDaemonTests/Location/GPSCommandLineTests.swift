@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+/// The `offstage gps` commands, run as the built binary.
+@Suite(.timeLimit(.minutes(2))) struct GPSCommandLineTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The `offstage` binary next to the test bundle.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("offstage")
+    }
+
+    func offstage(_ arguments: String...) throws -> Run {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the package first: \(Self.binary.path)")
+        let p = Process()
+        p.executableURL = Self.binary
+        p.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func missingFixtureIsOneLineAndExitsNonZero() throws {
+        let dir = try makeTemporaryDirectory()
+        let output = dir.appendingPathComponent("out.nmea").path
+        let run = try offstage("gps", "convert", "/nonexistent/drive.gpx", output)
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: /nonexistent/drive.gpx: cannot open: no such readable file\n")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func strictConvertNamesFileAndLine() throws {
+        let dir = try makeTemporaryDirectory()
+        let input = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n$GPRMC,120000*00\n", to: "in.nmea", in: dir)
+        let output = dir.appendingPathComponent("out.gpx").path
+        let run = try offstage("gps", "convert", "--strict", input, output)
+        #expect(run.status == 1)
+        #expect(!FileManager.default.fileExists(atPath: output), "no half-written output")
+        #expect(run.stderr == "offstage: error: \(input):2: bad checksum 00, expected 64\n")
+    }
+
+    @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="48.85" lon="2.35"><ele>35</ele><time>2024-05-06T07:30:00Z</time></trkpt>
+            <trkpt lat="48.86"><time>2024-05-06T07:30:01Z</time></trkpt>
+            <trkpt lat="-33.5" lon="-70.25"><time>2024-05-06T07:30:02.5Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let input = try write(gpx, to: "in.gpx", in: dir)
+        let output = dir.appendingPathComponent("out.nmea").path
+        let run = try offstage("gps", "convert", input, output)
+        #expect(run.status == 0)
+        #expect(run.stderr == """
+            warning: \(input):3: <trkpt> without lat/lon
+            Converted 2 fixes from \(input) to \(output) (1 bad lines skipped).
+
+            """)
+        let expected = [
+            nmea("GPGGA,073000.000,4851.000000,N,00221.000000,E,1,08,1.0,35.00,M,0.0,M,,"),
+            nmea("GPRMC,073000.000,A,4851.000000,N,00221.000000,E,,,060524,,,A"),
+            nmea("GPGGA,073002.500,3330.000000,S,07015.000000,W,1,08,1.0,,,0.0,M,,"),
+            nmea("GPRMC,073002.500,A,3330.000000,S,07015.000000,W,,,060524,,,A"),
+        ].map { $0 + "\r\n" }.joined()
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == expected)
+    }
+
+    @Test func badOptionsAreOneLineErrors() throws {
+        let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
+        let speed = try offstage("gps", "feed", fixture, "--speed", "fast")
+        #expect(speed.status == 1 && speed.stderr == "offstage: error: --speed fast: expected a positive number or max\n")
+        let coordinate = try offstage("gps", "fix", "91", "0")
+        #expect(coordinate.status == 1 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate\n")
+        let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
+        #expect(endpoint.status == 1 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT\n")
+    }
+
+    @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
+        let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
+        let run = try offstage("gps", "feed", fixture, "--speed", "max", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Started a private gpsd on 127.0.0.1:") == true)
+        #expect(lines.last?.hasPrefix("Fed 1495 fixes at max in ") == true)
+        #expect(lines.last?.hasSuffix("gpsd reported 1495 of them.") == true)
+    }
+}

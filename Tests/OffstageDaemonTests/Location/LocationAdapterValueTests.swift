@@ -1,0 +1,46 @@
+import OffstageCore
+import OffstageDaemon
+import Testing
+
+@Suite struct LocationAdapterValueTests {
+    @Test(arguments: [
+        ("localhost:2947", "localhost", 2947), ("127.0.0.1:29470", "127.0.0.1", 29470),
+        ("gps.example", "gps.example", 2947), (":3000", "localhost", 3000), ("[::1]:2948", "::1", 2948),
+    ])
+    func endpointsParse(text: String, host: String, port: Int) {
+        #expect(GPSDEndpoint(parsing: text) == GPSDEndpoint(host: host, port: port))
+    }
+
+    @Test(arguments: ["host:", "host:port", "host:0", "host:70000", "[::1]x"])
+    func badEndpointsDoNotParse(text: String) {
+        #expect(GPSDEndpoint(parsing: text) == nil)
+    }
+
+    @Test func backoffDoublesToTheMaximum() {
+        let policy = LocationReconnectPolicy(initialDelay: .milliseconds(100), maximumDelay: .seconds(1))
+        var delays: [Duration] = [policy.initialDelay]
+        for _ in 0..<5 { delays.append(policy.next(after: delays.last!)) }
+        #expect(delays == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+    }
+
+    @Test func feedSpeedsParse() {
+        #expect(LocationFeedSpeed(parsing: "max") == .maximum)
+        #expect(LocationFeedSpeed(parsing: "60") == .factor(60))
+        #expect(LocationFeedSpeed(parsing: "10x") == .factor(10))
+        #expect(LocationFeedSpeed(parsing: "0.5") == .factor(0.5))
+        #expect(LocationFeedSpeed(parsing: "0") == nil)
+        #expect(LocationFeedSpeed(parsing: "-2") == nil)
+        #expect(LocationFeedSpeed(parsing: "fast") == nil)
+    }
+
+    @Test func iso8601RoundTripsAndRejectsAmbiguousTimes() {
+        for t in [0.0, 951_782_400.5, 1_714_980_600.125, 4_102_444_799.999] {
+            #expect(LocationTimeFormat.parseISO8601(LocationTimeFormat.iso8601(t)) == t)
+        }
+        #expect(LocationTimeFormat.iso8601(951_782_400) == "2000-02-29T00:00:00.000Z")
+        #expect(LocationTimeFormat.parseISO8601("2024-05-06T09:30:00+02:00") == 1_714_980_600)
+        #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00") == nil)
+        #expect(LocationTimeFormat.parseISO8601("2024-13-06T07:30:00Z") == nil)
+        #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00.Z") == nil)
+    }
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs the location benchmarks in release mode (needs gpsd installed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product LocationBenchmarks
+exec .build/release/LocationBenchmarks "$@"
