@@ -48,39 +48,13 @@ public struct AppProcessHost: Sendable {
         environment[AppEnvironment.bundleID] = bundleID
         for (key, value) in extra { environment[key] = value }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath(for: bundleID), O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The daemon ignores or blocks some signals (SIGPIPE, SIGTERM for its
-        // own shutdown): give the app the defaults, and its own process group
-        // so a ^C at the daemon's terminal reaches the daemon only.
-        var all = sigset_t()
-        sigfillset(&all)
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(result)))")
+        let pid: pid_t
+        do {
+            pid = try spawnProcess(
+                executable: executable, arguments: arguments, environment: environment,
+                outputPath: logPath(for: bundleID), ownProcessGroup: true)
+        } catch {
+            throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(error.errno)))")
         }
         let child = pid
         let thread = Thread {

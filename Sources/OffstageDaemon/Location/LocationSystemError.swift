@@ -4,6 +4,8 @@ import Glibc
 import Musl
 #endif
 
+import OffstageProtocol
+
 /// A failed system call or service operation in the location adapters.
 public struct LocationSystemError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What failed, e.g. `posix_openpt` or `start gpsd`.
@@ -26,15 +28,14 @@ public struct LocationSystemError: Error, Sendable, Hashable, CustomStringConver
         return s
     }
 
-    /// Runs a system call, retrying on `EINTR`, and turns -1 into an error.
+    /// Runs a system call through ``syscall(_:_:)`` (which retries `EINTR`)
+    /// and reports a failure as a location error.
     @discardableResult
     static func check<T: FixedWidthInteger>(_ operation: String, _ call: () -> T) throws -> T {
-        while true {
-            let result = call()
-            if result != -1 { return result }
-            let code = Glibc.errno
-            if code == EINTR { continue }
-            throw LocationSystemError(operation, errno: code)
+        do {
+            return try syscall(operation, call)
+        } catch {
+            throw LocationSystemError(operation, errno: error.errno)
         }
     }
 }

@@ -1,0 +1,60 @@
+import OffstageProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Starts a child with `posix_spawn`: stdin from `/dev/null`, stdout and
+/// stderr appended to `outputPath`, a clean signal mask and default signal
+/// dispositions (a child of a Swift program otherwise inherits blocked
+/// signals, and ignores SIGTERM if the parent ignores it).
+///
+/// - Parameters:
+///   - environment: `nil` inherits the daemon's environment.
+///   - ownProcessGroup: put the child in a new process group, so a ^C at the
+///     daemon's terminal reaches the daemon only.
+/// - Returns: the child's pid; the caller reaps it.
+/// - Throws: ``SystemCallError`` for `posix_spawn`.
+func spawnProcess(
+    executable: String, arguments: [String], environment: [String: String]?, outputPath: String,
+    ownProcessGroup: Bool
+) throws(SystemCallError) -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var all = sigset_t()
+    sigfillset(&all)
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    var flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+    if ownProcessGroup {
+        posix_spawnattr_setpgroup(&attributes, 0)
+        flags |= POSIX_SPAWN_SETPGROUP
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+    defer {
+        for pointer in argv { free(pointer) }
+        for pointer in envp ?? [] { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let result: Int32
+    if let envp {
+        result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    } else {
+        result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    }
+    guard result == 0 else { throw SystemCallError(call: "posix_spawn \(executable)", errno: result) }
+    return pid
+}
