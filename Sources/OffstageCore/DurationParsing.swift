@@ -25,3 +25,13 @@ extension String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
+
+/// Parses a byte size: `1048576`, `500K`, `200M`, `1.5G` (powers of 1024).
+public func parseByteSize(_ text: String) -> Int? {
+    let scales: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024]
+    let trimmed = text.trimmingWhitespace().uppercased()
+    if let last = trimmed.last, let scale = scales[last], let value = Double(trimmed.dropLast()), value >= 0 {
+        return Int(value * scale)
+    }
+    return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
+}

@@ -164,6 +164,8 @@ extension Springboard {
                 steps += [
                     .thaw(app: id), .setState(app: id, .background), .openWakeWindow(app: id), .deliverQueued(app: id),
                 ]
+            } else if record.state == .background, record.wakeWindowEnd != nil {
+                steps.append(.openWakeWindow(app: id))  // each wake gets its own window
             }
             steps.append(.callback(app: id, name: callback, state: nil, detail: detail))
             steps.append(.evaluateSuspension(app: id))

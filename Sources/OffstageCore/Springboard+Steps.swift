@@ -102,12 +102,15 @@ extension Springboard {
 
         case .expireTasks(let app):
             guard let record = apps[app], record.hasProcess, record.state == .background else { return }
-            doNext(
-                record.tasks.sorted().map {
-                    .callback(
-                        app: app, name: CallbackName.backgroundTaskExpiration.rawValue, state: nil,
-                        detail: ["task": JSONValue($0)])
-                })
+            doNext(record.tasks.sorted().map { .expireTask(app: app, task: $0) })
+
+        case .expireTask(let app, let task):
+            // Checked when it runs: an earlier handler may have ended this task.
+            guard let record = apps[app], record.hasProcess, record.tasks.contains(task) else { return }
+            perform(
+                .callback(
+                    app: app, name: CallbackName.backgroundTaskExpiration.rawValue, state: nil,
+                    detail: ["task": JSONValue(task)]))
 
         case .deliverQueued(let app):
             guard var record = apps[app], record.hasProcess else { return }
@@ -163,18 +166,25 @@ extension Springboard {
         if record.state != .notRunning { setState(app, .notRunning, reason: reason) }
         if foregroundApp == app { foregroundApp = nil }
         work.removeAll { $0.app == app }
-        if let waiting = inFlight, waiting.app == app {
-            switch waiting {
-            case .callback(_, _, _, let watchdog), .launching(_, _, let watchdog): timers.cancel(watchdog)
-            }
-            inFlight = nil
+        if let waiting = inFlight, waiting.app == app { clearInFlight() }
+    }
+
+    mutating func clearInFlight() {
+        switch inFlight {
+        case .callback(_, _, _, let watchdog)?, .launching(_, _, let watchdog)?: timers.cancel(watchdog)
+        case nil: break
         }
+        inFlight = nil
     }
 
     mutating func fire(_ event: TimerEvent) {
         switch event {
         case .watchdog(let app):
-            guard let waiting = inFlight, waiting.app == app, let record = apps[app] else { return }
+            guard let waiting = inFlight, waiting.app == app else { return }
+            guard let record = apps[app] else {
+                clearInFlight()  // the app was removed meanwhile
+                return
+            }
             switch waiting {
             case .callback(_, _, let name, _):
                 emit(

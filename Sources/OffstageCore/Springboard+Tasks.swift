@@ -23,7 +23,12 @@ extension Springboard {
         record.nextTaskID += 1
         record.tasks.insert(task)
         apps[app] = record
-        if record.state == .background { armBudget(app) }
+        if record.state == .background {
+            let warningPassed = record.budgetDeadline.map { $0 - policy.expirationLead <= now } ?? false
+            armBudget(app)
+            // Begun after the other tasks were warned: warn this one at once.
+            if warningPassed { work.append(.expireTask(app: app, task: task)) }
+        }
         let remaining = backgroundTimeRemaining(app)
         emit(.system, app, "beginBackgroundTask", ["task": JSONValue(task), "remaining": milliseconds(remaining)])
         return (task, remaining, run())

@@ -67,6 +67,7 @@ public struct Springboard: Sendable {
         case kill(app: String, reason: String)
         case timerDue(app: String, timer: Int)
         case expireTasks(app: String)
+        case expireTask(app: String, task: Int)
         case deliverQueued(app: String)
         case openWakeWindow(app: String)
         /// Send the app to the background (expanded when it reaches the head).
@@ -80,7 +81,7 @@ public struct Springboard: Sendable {
             case .input, .log: return nil
             case .spawn(let app, _), .callback(let app, _, _, _), .setState(let app, _), .freeze(let app),
                 .thaw(let app), .evaluateSuspension(let app), .kill(let app, _), .timerDue(let app, _),
-                .expireTasks(let app), .deliverQueued(let app), .openWakeWindow(let app), .background(let app),
+                .expireTasks(let app), .expireTask(let app, _), .deliverQueued(let app), .openWakeWindow(let app), .background(let app),
                 .terminateFromSwitcher(let app):
                 return app
             }
@@ -141,7 +142,7 @@ public struct Springboard: Sendable {
     /// Removes a not-running app.
     public mutating func uninstall(_ bundleID: String) throws {
         guard let record = apps[bundleID] else { throw unknownApp(bundleID) }
-        guard record.state == .notRunning else {
+        guard !record.hasProcess else {
             throw LifecycleError(.invalidState, "\(bundleID) is running; kill it before removing it")
         }
         apps[bundleID] = nil
@@ -186,6 +187,25 @@ public struct Springboard: Sendable {
 
     /// The app a callback or launch is waiting for, if any.
     public var waitingFor: String? { inFlight?.app }
+
+    /// The system waits for a spawned app to say hello (start-up, not a hang).
+    public var isWaitingForLaunch: Bool {
+        if case .launching = inFlight { return true }
+        return false
+    }
+
+    /// The app has a process, or one is being started.
+    public func hasProcess(_ bundleID: String) -> Bool { apps[bundleID]?.hasProcess ?? false }
+
+    /// A launch of the app is queued or under way.
+    public func isLaunchPending(_ bundleID: String) -> Bool {
+        if case .launching(let app, _, _) = inFlight, app == bundleID { return true }
+        return work.contains {
+            if case .input(.launch(let app)) = $0 { return app == bundleID }
+            if case .spawn(let app, _) = $0 { return app == bundleID }
+            return false
+        }
+    }
 
     // MARK: Inputs
 
@@ -244,7 +264,11 @@ public struct Springboard: Sendable {
         -> [SystemAction]
     {
         advanceNow(time)
-        guard let record = apps[bundleID], record.launch == launch, record.hasProcess else { return [] }
+        guard let record = apps[bundleID], record.launch == launch, record.hasProcess else {
+            // An uninstalled app's process: nothing to log, but never leave the queue waiting for it.
+            if apps[bundleID] == nil, let waiting = inFlight, waiting.app == bundleID { clearInFlight() }
+            return run()
+        }
         var detail = status.json.objectValue ?? [:]
         if !record.connected { detail["phase"] = "launch" }
         if case .callback(let app, _, let name, _) = inFlight, app == bundleID { detail["callback"] = .string(name) }

@@ -104,11 +104,12 @@ public final class Application: Sendable {
     /// to the deadline. A suspended app gets its due timers when it resumes.
     @discardableResult
     public func schedule(after seconds: Double, _ body: @escaping @MainActor @Sendable () -> Void) -> Int {
-        guard let result = try? connection.request(.scheduleTimer, ["after": JSONValue(seconds)]),
-            let timer = result["timer"]?.intValue
-        else { return 0 }
-        state.withLock { $0.timers[timer] = body }
-        return timer
+        // The body is registered as the reply is read, so even a timer that
+        // fires at once (scheduled from another thread) finds it.
+        let registered = try? connection.request(.scheduleTimer, ["after": JSONValue(seconds)]) { result in
+            if let timer = result["timer"]?.intValue { self.state.withLock { $0.timers[timer] = body } }
+        }
+        return registered?["timer"]?.intValue ?? 0
     }
 
     /// Cancels a timer from ``schedule(after:_:)``.

@@ -89,6 +89,10 @@ extension Application {
         if let posted = name?.notificationName {
             NotificationCenter.default.post(name: posted, object: self)
         }
+        // After these two, UIKit reports the app inactive until the next callback.
+        if name == .willResignActive || name == .willEnterForeground {
+            state.withLock { $0.applicationState = .inactive }
+        }
     }
 }
 

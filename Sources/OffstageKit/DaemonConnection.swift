@@ -19,6 +19,8 @@ final class DaemonConnection: @unchecked Sendable {
     private var closed = false
     private var callbacks: [CallbackMessage] = []
     private var replies: [Int: DaemonMessage] = [:]
+    /// Run by the reading thread when a reply arrives, before it reads on.
+    private var replyHooks: [Int: (JSONValue) -> Void] = [:]
     private var nextRequestID = 1
 
     init(socket: LineSocket) {
@@ -49,10 +51,17 @@ final class DaemonConnection: @unchecked Sendable {
     }
 
     /// Sends a request and waits for its reply.
-    func request(_ method: RequestMethod, _ params: JSONValue = .emptyObject) throws -> JSONValue {
+    ///
+    /// - Parameter onReply: runs on the thread that reads the reply, before
+    ///   that thread reads the next message: state a later callback depends
+    ///   on (a timer's body) is in place before the callback can be handled.
+    func request(
+        _ method: RequestMethod, _ params: JSONValue = .emptyObject, onReply: ((JSONValue) -> Void)? = nil
+    ) throws -> JSONValue {
         condition.lock()
         let id = nextRequestID
         nextRequestID += 1
+        if let onReply { replyHooks[id] = onReply }
         condition.unlock()
         send(.request(id: id, method: method.rawValue, params: params))
         let reply = wait { connection in connection.replies.removeValue(forKey: id) }
@@ -82,7 +91,12 @@ final class DaemonConnection: @unchecked Sendable {
             reading = false
             switch message {
             case .callback(let callback)?: callbacks.append(callback)
-            case .reply(let id, _)?, .failure(let id, _, _)?: replies[id] = message
+            case .reply(let id, let result)?:
+                replyHooks.removeValue(forKey: id)?(result)
+                replies[id] = message
+            case .failure(let id, _, _)?:
+                replyHooks[id] = nil
+                replies[id] = message
             case .welcome?: break
             case nil: closed = true
             }

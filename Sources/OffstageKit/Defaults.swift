@@ -9,9 +9,15 @@ import Synchronization
 /// Every change is written to disk at once (atomically), so nothing is lost
 /// when the process is killed without warning.
 public final class Defaults: Sendable {
-    /// The app's defaults, in its container.
-    public static let standard = Defaults(
-        fileURL: Application.shared.containerURL.appendingPathComponent("Library/Preferences/defaults.json"))
+    /// The app's defaults, in its container. The container comes from the
+    /// environment the daemon spawned the app with, so this works from the
+    /// first line of the app, before `Application.main` has connected.
+    public static let standard: Defaults = {
+        guard let container = ProcessInfo.processInfo.environment[AppEnvironment.container] else {
+            fatalError("Defaults.standard: \(AppEnvironment.container) is not set; run this app under the offstage daemon")
+        }
+        return Defaults(fileURL: URL(fileURLWithPath: container).appendingPathComponent("Library/Preferences/defaults.json"))
+    }()
 
     let fileURL: URL
     private let values: Mutex<[String: JSONValue]?> = Mutex(nil)

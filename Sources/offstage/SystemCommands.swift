@@ -52,23 +52,15 @@ struct MemoryCommand: SimpleCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
-        if let free, parseSize(free) == nil { throw ValidationError("--free must be a size such as 500K, 200M or 1G") }
+        if let free, parseByteSize(free) == nil { throw ValidationError("--free must be a size such as 500K, 200M or 1G") }
         if free != nil, action != .pressure { throw ValidationError("--free applies to memory pressure only") }
     }
 
     var request: JSONValue {
         var object: [String: JSONValue] = ["command": "memory", "action": .string(action.rawValue)]
-        if let free, let bytes = parseSize(free) { object["bytes"] = JSONValue(bytes) }
+        if let free, let bytes = parseByteSize(free) { object["bytes"] = JSONValue(bytes) }
         return .object(object)
     }
-}
-
-func parseSize(_ text: String) -> Int? {
-    let scales: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-    if let last = text.uppercased().last, let scale = scales[last], let value = Double(text.dropLast()), value >= 0 {
-        return Int(value * Double(scale))
-    }
-    return Int(text).flatMap { $0 >= 0 ? $0 : nil }
 }
 
 struct DeviceCommand: SimpleCommand {

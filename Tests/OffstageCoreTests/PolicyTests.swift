@@ -179,4 +179,67 @@ struct PolicyTests {
         }
         #expect(try run() == run())
     }
+
+    @Test func aTaskEndedByAnEarlierExpirationHandlerGetsNoExpirationCallback() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        var tasks: [Int] = []
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                tasks.append(try! device.board.beginBackgroundTask(app, at: device.time).task!)
+                tasks.append(try! device.board.beginBackgroundTask(app, at: device.time).task!)
+            }
+            if message.name == CB.expiration {
+                // The first handler ends both tasks.
+                for task in device.board.openTasks(of: app) {
+                    device.perform(try! device.board.endBackgroundTask(app, task: task, at: device.time))
+                }
+            }
+        }
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.advance(by: 200)
+        #expect(device.names(lab).filter { $0 == CB.expiration }.count == 1)
+        #expect(device.killed.isEmpty)
+        #expect(device.state(lab) == .suspended)
+    }
+
+    @Test func aTaskBegunAfterTheWarningIsWarnedAtOnce() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        var late: Int?
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                _ = try! device.board.beginBackgroundTask(app, at: device.time)
+            }
+            if message.name == CB.expiration, late == nil {
+                late = try! device.board.beginBackgroundTask(app, at: device.time).task
+            }
+        }
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.advance(by: 176)
+        let expirations = device.callbacks.filter { $0.name == CB.expiration }.map { $0.detail["task"] }
+        #expect(expirations == [1, 2])
+    }
+
+    @Test func aSecondWakeExtendsTheWindow() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        try device.submit(.wake(lab, callback: "event", detail: [:]))
+        device.advance(by: 9.5)
+        try device.submit(.wake(lab, callback: "event", detail: [:]))
+        device.advance(by: 9)
+        #expect(device.state(lab) == .background)
+        device.advance(by: 1)
+        #expect(device.state(lab) == .suspended)
+    }
+
+    @Test func uninstallIsRefusedWhileTheAppIsBeingSpawned() throws {
+        var board = Springboard()
+        board.install(AppDescriptor(bundleID: lab))
+        let actions = try board.submit(.launch(lab), at: .zero)
+        #expect(actions.contains(.spawn(app: lab, launch: 1)))
+        #expect(throws: LifecycleError.self) { try board.uninstall(lab) }
+    }
 }
+

@@ -156,4 +156,16 @@ struct BadInputTests {
         }
         await test.stop()
     }
+
+    @Test func anExistingSocketDirectoryKeepsItsPermissions() async throws {
+        let directory = try temporaryDirectory()
+        chmod(directory, 0o755)
+        let test = try await TestDaemon.start(directory: directory)
+        let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
+        #expect(mode == 0o755)
+        let socketMode = try FileManager.default.attributesOfItem(atPath: directory + "/control.sock")[.posixPermissions] as? Int
+        #expect(socketMode == 0o600)
+        await test.stop()
+    }
 }
+

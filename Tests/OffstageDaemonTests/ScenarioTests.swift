@@ -61,6 +61,7 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: launch\n", "bad.yaml:4: \"launch\" takes 1 argument(s)"),
         ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
         ("steps: []\n", "bad.yaml:1: expected \"apps\""),
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure lots\n", "bad.yaml:4: memory pressure takes a size"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

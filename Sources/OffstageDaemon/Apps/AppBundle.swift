@@ -94,13 +94,7 @@ public struct AppBundle: Sendable, Equatable {
     static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], plistPath: String) throws
         -> String
     {
-        let candidates: [String]
-        if name.hasPrefix("/") {
-            candidates = [name]
-        } else {
-            let cwd = FileManager.default.currentDirectoryPath
-            candidates = [appDirectory + "/" + name] + searchPaths.map { $0 + "/" + name } + [cwd + "/" + name]
-        }
+        let candidates = name.hasPrefix("/") ? [name] : ([appDirectory] + searchPaths).map { $0 + "/" + name }
         for candidate in candidates {
             let path = URL(fileURLWithPath: candidate).standardizedFileURL.path
             var isDirectory: ObjCBool = false

@@ -49,7 +49,8 @@ extension Engine {
             violation(app: identity.bundleID, reason: "second hello on a connection", detail: [:], kill: false)
         case .ack(let id):
             let (accepted, actions) = board.acknowledge(identity.bundleID, callback: id, at: now)
-            if !accepted {
+            // A late ack (after a watchdog fired) from an app already gone is no violation.
+            if !accepted, board.hasProcess(identity.bundleID) {
                 violation(
                     app: identity.bundleID, reason: "ack for a callback that is not waiting", detail: ["id": JSONValue(id)],
                     kill: false)
@@ -97,14 +98,15 @@ extension Engine {
         }
     }
 
-    /// Logs a protocol violation; unless `kill` is false, the app is killed
-    /// (it can no longer be trusted to answer, and would stall the system).
-    func violation(app: String?, reason: String, detail: [String: JSONValue], kill: Bool = true) {
+    /// Logs a protocol violation; unless `kill` is false, the app's process of
+    /// launch `launch` is killed (it can no longer be trusted to answer, and
+    /// would stall the system). A later launch of the same app is never hit.
+    func violation(app: String?, launch: Int? = nil, reason: String, detail: [String: JSONValue], kill: Bool = true) {
         var detail = detail
         detail["reason"] = .string(reason)
         record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
         log.flush()
-        if kill, let app, let process = processes[app] {
+        if kill, let app, let process = processes[app], launch == nil || process.launch == launch {
             host.terminate(process.pid)
         }
     }

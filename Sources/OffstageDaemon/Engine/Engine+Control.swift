@@ -66,6 +66,10 @@ extension Engine {
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {
+            if board.isLaunchPending(app) {
+                let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
+                return .ok(["pending": .string("\(app) is still launching\(blocker)")])
+            }
             let why = errors.last { $0.app == app }.map(describe) ?? "it exited"
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))")
         }
@@ -197,7 +201,7 @@ extension Engine {
             path: path, executable: executable, searchPaths: configuration.executableSearchPaths)
         let id = bundle.descriptor.bundleID
         let replaced = bundles[id] != nil
-        if replaced, board.state(of: id) != .notRunning {
+        if replaced, board.hasProcess(id) {
             throw DaemonError(.appRunning, "\(id) is running; kill it (offstage switcher kill \(id)) before reinstalling")
         }
         try host.prepareContainer(for: id)

@@ -213,12 +213,17 @@ public final class Engine {
     }
 
     /// Idle, or — in virtual time — the hang grace has passed (a hung app's
-    /// watchdog then fires as virtual time moves on).
+    /// watchdog then fires as virtual time moves on). An app starting up is
+    /// not hung: while the system waits for a spawned app's hello, the wait
+    /// is capped by the launch limit in real time instead.
     func whenSettled() -> EventLoopFuture<Void> {
         let idle = whenIdle()
         guard clock.mode == .virtual, !board.isIdle else { return idle }
         let promise = eventLoop.makePromise(of: Void.self)
-        let timeout = eventLoop.scheduleTask(in: configuration.hangGrace) { promise.succeed() }
+        let grace =
+            board.isWaitingForLaunch
+            ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
+        let timeout = eventLoop.scheduleTask(in: grace) { promise.succeed() }
         idle.whenComplete { _ in
             timeout.cancel()
             promise.succeed()

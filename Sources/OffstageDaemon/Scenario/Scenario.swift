@@ -126,6 +126,9 @@ extension Scenario {
                 guard arity.contains(words.count - 1) else {
                     throw error(doNode, "\"\(verb)\" takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound)-\(arity.upperBound)") argument(s)")
                 }
+                if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
+                    throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")
+                }
                 if verb == "advance" {
                     guard let amount = parseDuration(words[1]) else {
                         throw error(doNode, "expected a duration for advance, such as 10s, 5m or 1h30m")

@@ -133,7 +133,7 @@ public struct ScenarioRunner {
         case "alert": return ["command": "alert", "action": .string(args[0])]
         case "memory":
             var request: [String: JSONValue] = ["command": "memory", "action": .string(args[0])]
-            if args.count > 1, let bytes = Int(args[1]) { request["bytes"] = JSONValue(bytes) }
+            if args.count > 1, let bytes = parseByteSize(args[1]) { request["bytes"] = JSONValue(bytes) }
             return .object(request)
         case "device":
             var request: [String: JSONValue] = ["command": "device", "what": .string(args[0])]

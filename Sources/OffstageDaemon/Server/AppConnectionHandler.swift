@@ -1,5 +1,10 @@
 import NIOCore
+import NIOPosix
 import OffstageCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One app's connection: the first line must be a valid `hello`; then acks
 /// and requests. Garbage, oversized lines and bad tokens are logged as
@@ -22,7 +27,7 @@ final class AppConnectionHandler: ChannelInboundHandler {
             message = try line.withUnsafeReadableBytes { try AppMessage(bytes: $0) }
         } catch {
             engine.violation(
-                app: identity?.bundleID, reason: "unreadable message: \(error)",
+                app: identity?.bundleID, launch: identity?.launch, reason: "unreadable message: \(error)",
                 detail: ["bytes": JSONValue(line.readableBytes)])
             context.close(promise: nil)
             return
@@ -46,7 +51,13 @@ final class AppConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        engine.value.violation(app: identity?.bundleID, reason: "\(error)", detail: [:])
+        // A reset or broken pipe is the peer dying (a killed app with unread
+        // data): its exit is reported through waitpid, not as a violation.
+        if let io = error as? IOError, io.errnoCode == ECONNRESET || io.errnoCode == EPIPE {
+            context.close(promise: nil)
+            return
+        }
+        engine.value.violation(app: identity?.bundleID, launch: identity?.launch, reason: "\(error)", detail: [:])
         context.close(promise: nil)
     }
 }

@@ -35,7 +35,12 @@ final class ControlHandler: ChannelInboundHandler {
             }
             return
         }
-        engine.control(request).whenSuccess { reply in
+        engine.control(request).whenComplete { result in
+            let reply: ControlReply
+            switch result {
+            case .success(let value): reply = value
+            case .failure(let error): reply = .failure("\(error)")
+            }
             channel.writeAndFlush(
                 channel.allocator.buffer(bytes: LineFraming.encode(withID(reply.json, id))), promise: nil)
         }
