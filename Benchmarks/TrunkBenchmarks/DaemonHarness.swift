@@ -70,7 +70,7 @@ struct DaemonHarness {
         let configuration = DaemonConfiguration(
             dataDirectory: directory + "/data", controlSocket: directory + "/c.sock", appSocket: directory + "/a.sock",
             clock: clock, policy: policy, executableSearchPaths: [searchPath], ephemeral: ephemeral)
-        let daemon = try await RunningDaemon.start(configuration, logger: logger)
+        let daemon = try await RunningDaemon.start(configuration)
         let harness = DaemonHarness(daemon: daemon, directory: directory)
         let stamps = harness.stamps
         _ = try await daemon.engine.submit { engine in engine.log.subscribe { stamps.record($0) } }.get()

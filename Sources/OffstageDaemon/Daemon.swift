@@ -23,7 +23,7 @@ public final class RunningDaemon: Sendable {
 
     /// Starts a daemon: opens the store, binds the control and app sockets.
     /// - Throws: ``DaemonError`` (socket in use, unusable data directory, …).
-    public static func start(_ configuration: DaemonConfiguration, logger: Logger) async throws -> RunningDaemon {
+    public static func start(_ configuration: DaemonConfiguration) async throws -> RunningDaemon {
         signal(SIGPIPE, SIG_IGN)
         try SocketPreparation.prepare(configuration.controlSocket)
         try SocketPreparation.prepare(configuration.appSocket)
@@ -31,7 +31,7 @@ public final class RunningDaemon: Sendable {
         let loop = group.next()
         do {
             let handle = try await loop.submit {
-                let engine = try Engine(eventLoop: loop, configuration: configuration, logger: logger)
+                let engine = try Engine(eventLoop: loop, configuration: configuration)
                 let handle = EngineHandle(engine: engine)
                 engine.handle = handle
                 return handle
@@ -103,7 +103,7 @@ public struct DaemonService: Service {
     }
 
     public func run() async throws {
-        let daemon = try await RunningDaemon.start(configuration, logger: logger)
+        let daemon = try await RunningDaemon.start(configuration)
         logger.info(
             "offstage daemon running",
             metadata: [

@@ -93,15 +93,6 @@ struct BadInputTests {
         try LineSocket(connectingTo: test.directory + "/apps.sock")
     }
 
-    func waitForError(_ test: TestDaemon, count: Int) async throws -> [Event] {
-        for _ in 0..<500 {
-            let errors = try await test.events(kind: .error)
-            if errors.count >= count { return errors }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return try await test.events(kind: .error)
-    }
-
     @Test func garbageOversizedAndForgedHellosAreProtocolViolations() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
@@ -119,7 +110,7 @@ struct BadInputTests {
         let refusal = try #require(try unknown.receive())
         #expect(refusal["error"]?["code"] == "rejected")
 
-        let errors = try await waitForError(test, count: 3)
+        let errors = try await test.awaitEvents(kind: .error, count: 3)
         #expect(errors.map(\.name) == ["protocolViolation", "protocolViolation", "protocolViolation"])
         #expect(errors[0].detail["reason"]?.stringValue?.hasPrefix("unreadable message") == true)
         #expect(errors[1].detail["reason"]?.stringValue?.contains("longer than") == true)
@@ -139,7 +130,7 @@ struct BadInputTests {
         try thief.send(AppMessage.hello(token: token, pid: getpid(), version: 1).json)
         let refusal = try #require(try thief.receive())
         #expect(refusal["error"]?["code"] == "rejected")
-        let error = try #require(try await waitForError(test, count: 1).first)
+        let error = try #require(try await test.awaitEvents(kind: .error, count: 1).first)
         #expect(error.app == stateLab)
         #expect(error.detail["reason"] == "hello with the token of another process")
         // The real app is unaffected.

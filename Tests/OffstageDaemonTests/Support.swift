@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 @testable import OffstageDaemon
 import OffstageCore
@@ -49,7 +48,7 @@ struct TestDaemon {
             dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
             appSocket: directory + "/apps.sock", clock: clock, hangGrace: hangGrace,
             executableSearchPaths: [Paths.products])
-        let daemon = try await RunningDaemon.start(configuration, logger: Logger(label: "test"))
+        let daemon = try await RunningDaemon.start(configuration)
         return TestDaemon(daemon: daemon, directory: directory)
     }
 
@@ -72,6 +71,27 @@ struct TestDaemon {
 
     func events(kind: EventKind? = nil, app: String? = nil) async throws -> [Event] {
         try await daemon.engine.submit { $0.log.events(app: app) }.get().filter { kind == nil || $0.kind == kind }
+    }
+
+    /// Awaits (through a log subscription, not polling) until `count` events
+    /// of `kind` have been logged; fails after 10 s.
+    func awaitEvents(kind: EventKind, count: Int) async throws -> [Event] {
+        let loop = daemon.engine.eventLoop
+        let promise = loop.makePromise(of: [Event].self)
+        try await daemon.engine.submit { engine in
+            func matching() -> [Event] { engine.log.events().filter { $0.kind == kind } }
+            if matching().count >= count { return promise.succeed(matching()) }
+            var subscription = 0
+            subscription = engine.log.subscribe { _ in
+                guard matching().count >= count else { return }
+                engine.log.unsubscribe(subscription)
+                promise.succeed(matching())
+            }
+            loop.scheduleTask(in: .seconds(10)) {
+                promise.fail(DaemonError(.invalidState, "fewer than \(count) \(kind) events after 10 s"))
+            }
+        }.get()
+        return try await promise.futureResult.get()
     }
 
     func callbacks(_ app: String) async throws -> [String] {

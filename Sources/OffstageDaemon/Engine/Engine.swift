@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOCore
 import OffstageCore
 
@@ -45,7 +44,6 @@ public final class Engine {
     let host: AppProcessHost
     let store: AppStore
     public let log: EventLog
-    let logger: Logger
     var bundles: [String: AppBundle] = [:]
     var settings: [String: JSONValue] = [:]
     var processes: [String: AppProcess] = [:]
@@ -67,10 +65,9 @@ public final class Engine {
         var channel: Channel?
     }
 
-    init(eventLoop: EventLoop, configuration: DaemonConfiguration, logger: Logger) throws {
+    init(eventLoop: EventLoop, configuration: DaemonConfiguration) throws {
         self.eventLoop = eventLoop
         self.configuration = configuration
-        self.logger = logger
         board = Springboard(policy: configuration.policy)
         clock = DaemonClock(mode: configuration.clock)
         host = AppProcessHost(dataDirectory: configuration.dataDirectory)

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import OffstageCore
 
 #if canImport(Glibc)
@@ -40,7 +39,7 @@ public struct ScenarioRunner {
             policy: LifecyclePolicy.profile(named: scenario.profile) ?? .default,
             hangGrace: .nanoseconds(scenario.hangGrace.nanoseconds), executableSearchPaths: executableSearchPaths,
             ephemeral: true)
-        let daemon = try await RunningDaemon.start(configuration, logger: Logger(label: "offstage.scenario"))
+        let daemon = try await RunningDaemon.start(configuration)
         var failures: [String] = []
         var timeline: [Event] = []
         do {
