@@ -1,0 +1,52 @@
+import Testing
+@testable import OffstageCore
+
+@Suite struct AudioPlayerMachineTests {
+    @Test func interruptionCorksAPlayingPlayerAndEndsWithoutResuming() throws {
+        var player = AudioPlayerMachine(role: .music)
+        #expect(try player.play() == [.uncork])
+        #expect(player.corkRequested() == [.cork, .emit(.interruptionBegan)])
+        #expect(player.state == .interrupted)
+        #expect(throws: AudioPlayerMachine.Refusal.interrupted) { try player.play() }
+        #expect(player.uncorkRequested() == [.emit(.interruptionEnded(shouldResume: true))])
+        #expect(player.state == .paused)
+        #expect(try player.play() == [.uncork])
+    }
+
+    @Test func aPhonePlayerIsNeverInterrupted() throws {
+        var call = AudioPlayerMachine(role: .phone)
+        _ = try call.play()
+        #expect(call.corkRequested() == [])
+        #expect(call.state == .playing)
+    }
+
+    @Test func losingTheOutputPausesOnlyWhenTheOldDeviceIsGone() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        #expect(
+            player.moved(from: .speaker, to: .headphones, oldDeviceGone: false, newDeviceAppeared: true)
+                == [.emit(.routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))])
+        #expect(player.state == .playing)
+        #expect(
+            player.moved(from: .headphones, to: .speaker, oldDeviceGone: true, newDeviceAppeared: false)
+                == [.cork, .emit(.routeChanged(reason: .oldDeviceUnavailable, from: .headphones, to: .speaker))])
+        #expect(player.state == .paused)
+    }
+
+    @Test func playingAfterTheEndRewinds() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        #expect(player.drained() == [.emit(.ended)])
+        #expect(try player.play() == [.rewind, .uncork])
+    }
+
+    @Test func aStoppedOrFailedPlayerRefusesEverything() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = player.failed("x.ogg: corrupt")
+        #expect(player.failed("again") == [])
+        #expect(throws: AudioPlayerMachine.Refusal.finished(.failed)) { try player.play() }
+        var stopped = AudioPlayerMachine(role: .music)
+        _ = stopped.stop()
+        #expect(throws: AudioPlayerMachine.Refusal.finished(.stopped)) { try stopped.pause() }
+    }
+}
