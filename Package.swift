@@ -23,9 +23,13 @@ let package = Package(
 
         // libgps (gpsd's client library), wrapped without C code.
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        // libpulse (PulseAudio's client library) and libsndfile (decoding).
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
 
         // Pure logic: lifecycle state machine, policies, scheduler, event model,
-        // location engines (significant change, regions, continuous updates).
+        // location engines (significant change, regions, continuous updates),
+        // audio player rules and the virtual sound server.
         // No I/O, no wall clock: time is always a parameter.
         .target(
             name: "OffstageCore",
@@ -47,6 +51,8 @@ let package = Package(
                 "OffstageCore",
                 "OffstageProtocol",
                 "CGPS",
+                "CPulse",
+                "CSndFile",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -15,7 +15,7 @@ struct Offstage: AsyncParsableCommand {
             DaemonCommand.self, InstallCommand.self, UninstallCommand.self, AppsCommand.self, LaunchCommand.self,
             HomeCommand.self, LockCommand.self, UnlockCommand.self, SwitcherCommand.self, AlertCommand.self,
             MemoryCommand.self, DeviceCommand.self, StatusCommand.self, EventsCommand.self, ClockCommand.self,
-            RunCommand.self, GPSCommand.self,
+            RunCommand.self, GPSCommand.self, AudioCommand.self,
         ]
     )
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// foreground, opening the devices at once (`-n`), read-only (`-b`, no
 /// probe strings written to the device), listening on loopback only.
 public final class PrivateGPSD: Sendable {
-    private let process = Mutex<LocationChildProcess?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// The client port.
     public let port: Int
@@ -50,9 +50,14 @@ public final class PrivateGPSD: Sendable {
 
     private func start(gpsd: String, timeout: Duration) throws {
         let log = directory.appendingPathComponent("gpsd.log")
-        let p = try LocationChildProcess(
-            executable: gpsd, arguments: ["-N", "-n", "-b", "-S", String(port), "-F", controlSocket] + devices,
-            logPath: log.path)
+        let p: ChildProcess
+        do {
+            p = try ChildProcess(
+                executable: gpsd, arguments: ["-N", "-n", "-b", "-S", String(port), "-F", controlSocket] + devices,
+                logPath: log.path)
+        } catch {
+            throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
+        }
         process.withLock { $0 = p }
         let deadline = ContinuousClock.now + timeout
         while !LocationSocket.isListening(port: port) {

@@ -23,14 +23,14 @@ struct GPSFixtureOptions: ParsableArguments {
 
     func readOptions() throws -> LocationFixtureReadOptions {
         var options = LocationFixtureReadOptions(policy: strict ? .strict : .skipAndCount)
-        guard routeSpeed > 0, routeSpeed.isFinite else { throw GPSCommandError("--route-speed must be a positive number") }
+        guard routeSpeed > 0, routeSpeed.isFinite else { throw CommandError("--route-speed must be a positive number") }
         options.routeSpeed = routeSpeed
         if let start {
-            guard let t = LocationTimeFormat.parseISO8601(start) else { throw GPSCommandError("--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z") }
+            guard let t = LocationTimeFormat.parseISO8601(start) else { throw CommandError("--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z") }
             options.routeStartTime = t
         }
         if let nmeaDate {
-            guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else { throw GPSCommandError("--nmea-date \(nmeaDate) is not a date like 2024-05-06") }
+            guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else { throw CommandError("--nmea-date \(nmeaDate) is not a date like 2024-05-06") }
             options.assumedNMEADate = t
         }
         return options
@@ -46,31 +46,8 @@ func parseFormat(_ text: String, option: String) throws -> LocationFixtureFormat
     case "gpx": return .gpx
     case "nmea", "nmea0183": return .nmea
     case "json", "gpsd", "tpv": return .gpsdJSON
-    default: throw GPSCommandError("\(option) \(text): expected gpx, nmea or json")
+    default: throw CommandError("\(option) \(text): expected gpx, nmea or json")
     }
-}
-
-/// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
-struct GPSCommandError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Runs a command body, turning any error into one line on stderr and a
-/// non-zero exit.
-func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as ExitCode {
-        throw error
-    } catch {
-        printError("offstage: error: \(error)")
-        throw ExitCode.failure
-    }
-}
-
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
 /// Prints a read summary's skipped lines (at most `limit`) to stderr.
@@ -101,12 +78,12 @@ final class GPSDFeedTarget {
     init(_ options: GPSDTargetOptions) throws {
         pty = try LocationPTY()
         if let text = options.gpsd {
-            guard let endpoint = GPSDEndpoint(parsing: text) else { throw GPSCommandError("--gpsd \(text): expected HOST:PORT") }
+            guard let endpoint = GPSDEndpoint(parsing: text) else { throw CommandError("--gpsd \(text): expected HOST:PORT") }
             self.endpoint = endpoint
             do {
                 try GPSDControl.addDevice(pty.devicePath, controlSocket: options.control)
             } catch {
-                throw GPSCommandError("cannot add a device to the gpsd at \(endpoint) through \(options.control): \(error) (is gpsd running with -F \(options.control)?)")
+                throw CommandError("cannot add a device to the gpsd at \(endpoint) through \(options.control): \(error) (is gpsd running with -F \(options.control)?)")
             }
             controlSocket = options.control
             privateGPSD = nil
@@ -120,7 +97,7 @@ final class GPSDFeedTarget {
             printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
         }
         guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
-            throw GPSCommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
+            throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
         }
     }
 

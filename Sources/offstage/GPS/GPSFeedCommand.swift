@@ -30,16 +30,16 @@ struct GPSFeedCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard let pace = LocationFeedSpeed(parsing: speed) else { throw GPSCommandError("--speed \(speed): expected a positive number or max") }
+            guard let pace = LocationFeedSpeed(parsing: speed) else { throw CommandError("--speed \(speed): expected a positive number or max") }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             let total = try reader.count()
-            guard total > 0 else { throw GPSCommandError("\(file) has no fixes") }
+            guard total > 0 else { throw CommandError("\(file) has no fixes") }
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
             defer { counter.cancel() }
             guard await counter.wait(timeout: .seconds(5), until: { $0.isConnected }) else {
-                throw GPSCommandError("cannot watch gpsd at \(gpsd.endpoint)")
+                throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
             }
             let display = ProgressDisplay(enabled: !quiet)
             let result = try LocationFeeder(pty: gpsd.pty).feed(
@@ -55,7 +55,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
                 printError("Holding \(gpsd.pty.devicePath) on gpsd \(gpsd.endpoint) for \(target.hold) s.")
                 try await Task.sleep(for: .seconds(target.hold))
             }
-            if counter.count < result.sent { throw GPSCommandError("gpsd reported only \(counter.count) of \(result.sent) fixes") }
+            if counter.count < result.sent { throw CommandError("gpsd reported only \(counter.count) of \(result.sent) fixes") }
         }
     }
 }

@@ -27,10 +27,10 @@ struct GPSFixCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)
-            guard coordinate.isValid else { throw GPSCommandError("\(latitude), \(longitude) is not a valid coordinate") }
+            guard coordinate.isValid else { throw CommandError("\(latitude), \(longitude) is not a valid coordinate") }
             var stamp = Date().timeIntervalSince1970
             if let time {
-                guard let t = LocationTimeFormat.parseISO8601(time) else { throw GPSCommandError("--time \(time) is not an ISO 8601 time") }
+                guard let t = LocationTimeFormat.parseISO8601(time) else { throw CommandError("--time \(time) is not an ISO 8601 time") }
                 stamp = t
             }
             let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
@@ -39,11 +39,11 @@ struct GPSFixCommand: AsyncParsableCommand {
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
             defer { counter.cancel() }
             guard await counter.wait(timeout: .seconds(5), until: { $0.isConnected }) else {
-                throw GPSCommandError("cannot watch gpsd at \(gpsd.endpoint)")
+                throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
             }
             try LocationFeeder(pty: gpsd.pty).send(fix)
             guard await counter.wait(timeout: .seconds(5), until: { $0.count >= 1 }) else {
-                throw GPSCommandError("gpsd at \(gpsd.endpoint) did not report the fix")
+                throw CommandError("gpsd at \(gpsd.endpoint) did not report the fix")
             }
             printError("Sent \(LocationTimeFormat.iso8601(fix.time)) \(latitude), \(longitude) to gpsd at \(gpsd.endpoint).")
             if target.hold > 0 { try await Task.sleep(for: .seconds(target.hold)) }

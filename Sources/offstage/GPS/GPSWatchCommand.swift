@@ -21,8 +21,8 @@ struct GPSWatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw GPSCommandError("--gpsd \(gpsd): expected HOST:PORT") }
-            if let count, count <= 0 { throw GPSCommandError("--count must be positive") }
+            guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw CommandError("--gpsd \(gpsd): expected HOST:PORT") }
+            if let count, count <= 0 { throw CommandError("--count must be positive") }
             var seen = 0
             for await event in GPSDLocationSource(endpoint: endpoint).events() {
                 switch event {

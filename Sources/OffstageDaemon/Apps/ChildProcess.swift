@@ -3,26 +3,26 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import OffstageProtocol
 import Synchronization
 
-/// A child process started with `posix_spawn`, with a clean signal mask
+/// A helper server (gpsd, PulseAudio) started with `posix_spawn`, with a clean signal mask
 /// and default signal handlers (a child of a Swift program otherwise
 /// inherits blocked signals and ignores SIGTERM), output to a log file.
-final class LocationChildProcess: Sendable {
+final class ChildProcess: Sendable {
     /// The child's process id.
     let pid: pid_t
     private let exited = Mutex(false)
 
     /// Spawns `executable` with `arguments`, stdin from /dev/null and
     /// stdout/stderr appended to `logPath`.
-    init(executable: String, arguments: [String], logPath: String) throws {
-        do {
-            pid = try spawnProcess(
-                executable: executable, arguments: arguments, environment: nil, outputPath: logPath,
-                ownProcessGroup: false)
-        } catch {
-            throw LocationSystemError("spawn \(executable)", errno: error.errno)
-        }
+    /// - Parameter environment: `nil` inherits this process's environment.
+    init(executable: String, arguments: [String], environment: [String: String]? = nil, logPath: String)
+        throws(SystemCallError)
+    {
+        pid = try spawnProcess(
+            executable: executable, arguments: arguments, environment: environment, outputPath: logPath,
+            ownProcessGroup: false)
     }
 
     /// Whether the child is still running (reaps it if it exited).

@@ -1,0 +1,162 @@
+import CSndFile
+import Foundation
+import OffstageCore
+
+/// An audio file opened for decoding with libsndfile: WAV, FLAC,
+/// Ogg/Vorbis, MP3 and the other formats Debian's libsndfile reads.
+///
+/// Opening checks the file to the end (its last frame can be read, a WAV
+/// data chunk is as long as its header says), so a truncated file is
+/// refused at once rather than stopping short mid-play. Decoding gives
+/// interleaved 16-bit samples for 8- and 16-bit sources, 32-bit floats for
+/// the rest (as `paplay` does).
+///
+/// Not thread-safe: one thread decodes at a time.
+public final class AudioFile {
+    /// The sample format decoded frames come in.
+    public enum SampleKind: Sendable, Hashable {
+        case int16
+        case float32
+        /// Bytes per sample.
+        public var size: Int { self == .int16 ? 2 : 4 }
+    }
+
+    public let path: String
+    /// The container, as libsndfile names it ("WAV (Microsoft)", "OGG (OGG Container format)", …).
+    public let formatName: String
+    public let sampleRate: Int
+    public let channels: Int
+    public let frames: Int
+    public let sampleKind: SampleKind
+    private let handle: OpaquePointer
+
+    /// Bytes per interleaved frame of decoded audio.
+    public var bytesPerFrame: Int { channels * sampleKind.size }
+
+    /// How long the file plays.
+    public var duration: Duration { .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate)) }
+
+    /// Opens and checks a file.
+    /// - Throws: ``AudioError`` with code `fileNotFound`, `notAudio` or
+    ///   `corrupt`; the message names the file.
+    public init(path: String) throws(AudioError) {
+        self.path = path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw AudioError(.fileNotFound, "\(path): no such file")
+        }
+        guard !isDirectory.boolValue else { throw AudioError(.notAudio, "\(path): is a directory, not an audio file") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw AudioError(.fileNotFound, "\(path): not readable (permission denied)")
+        }
+        var info = SF_INFO()
+        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw AudioError(.notAudio, "\(path): not an audio file libsndfile can read (\(reason))")
+        }
+        self.handle = handle
+        sampleRate = Int(info.samplerate)
+        channels = Int(info.channels)
+        frames = Int(info.frames)
+        formatName = Self.majorFormatName(info.format)
+        switch info.format & Int32(SF_FORMAT_SUBMASK) {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_16),
+            Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW):
+            sampleKind = .int16
+        default:
+            sampleKind = .float32
+        }
+        try check()
+    }
+
+    deinit { sf_close(handle) }
+
+    private func check() throws(AudioError) {
+        guard sampleRate > 0, channels > 0, channels <= 32 else {
+            throw AudioError(.corrupt, "\(path): corrupt header (\(sampleRate) Hz, \(channels) channels)")
+        }
+        guard frames != Int(Int64.max) else {
+            throw AudioError(.corrupt, "\(path): truncated or corrupt (libsndfile cannot find its end)")
+        }
+        guard frames > 0 else { throw AudioError(.corrupt, "\(path): holds no audio") }
+        if log.contains("should be") {
+            throw AudioError(.corrupt, "\(path): truncated (the file is shorter than its header says)")
+        }
+        // The last frame must decode: a file cut short fails here.
+        var scratch = [Float](repeating: 0, count: channels * 64)
+        let tail = max(0, frames - 64)
+        let read = sf_seek(handle, sf_count_t(tail), SEEK_SET) == tail
+            ? scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, sf_count_t(frames - tail)) } : -1
+        guard read == frames - tail, sf_error(handle) == 0 else {
+            throw AudioError(.corrupt, "\(path): truncated or corrupt (its last frames, at \(formatSeconds(Double(tail) / Double(sampleRate))) s, cannot be decoded)")
+        }
+        guard sf_seek(handle, 0, SEEK_SET) == 0 else {
+            throw AudioError(.corrupt, "\(path): cannot seek back to the start")
+        }
+    }
+
+    /// libsndfile's log for this file (header warnings).
+    public var log: String {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        _ = sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
+        return String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    /// Decodes up to `frames` frames into `buffer` (interleaved, in
+    /// ``sampleKind``).
+    /// - Returns: the frames decoded; 0 at the end of the file.
+    /// - Throws: ``AudioError`` `corrupt` when decoding fails.
+    public func read(into buffer: UnsafeMutableRawPointer, frames count: Int) throws(AudioError) -> Int {
+        let n: sf_count_t
+        switch sampleKind {
+        case .int16: n = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), sf_count_t(count))
+        case .float32: n = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), sf_count_t(count))
+        }
+        if n < 0 || sf_error(handle) != 0 {
+            throw AudioError(.corrupt, "\(path): cannot be decoded (\(String(cString: sf_strerror(handle))))")
+        }
+        return Int(n)
+    }
+
+    /// Moves the decoding position to `frame` (clamped to the file).
+    public func seek(toFrame frame: Int) throws(AudioError) {
+        let target = min(max(0, frame), frames)
+        guard sf_seek(handle, sf_count_t(target), SEEK_SET) == target else {
+            throw AudioError(.corrupt, "\(path): cannot seek to frame \(target)")
+        }
+    }
+
+    /// The frame at a position.
+    public func frame(at position: Duration) -> Int {
+        min(frames, max(0, Int(position.nanoseconds * Int64(sampleRate) / 1_000_000_000)))
+    }
+
+    /// A one-line description: "FLAC, 44100 Hz, 2 channels, 3.0 s".
+    public var summary: String {
+        "\(formatName), \(sampleRate) Hz, \(channels) channel\(channels == 1 ? "" : "s"), \(formatSeconds(duration.seconds)) s"
+    }
+
+    private static func majorFormatName(_ format: Int32) -> String {
+        var info = SF_FORMAT_INFO()
+        info.format = format & Int32(SF_FORMAT_TYPEMASK)
+        guard sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+            let name = info.name
+        else { return "unknown format" }
+        return String(cString: name)
+    }
+
+    /// The major formats this libsndfile build reads, by name.
+    public static var supportedFormats: [String] {
+        var count: Int32 = 0
+        _ = sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
+        return (0..<count).compactMap { index in
+            var info = SF_FORMAT_INFO()
+            info.format = index
+            guard sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+                let name = info.name
+            else { return nil }
+            let ext = info.extension.map { String(cString: $0) } ?? ""
+            return "\(String(cString: name)) (.\(ext))"
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import OffstageCore
+import OffstageProtocol
+import Synchronization
+
+/// A headless PulseAudio server of our own, for tests and the demo: two
+/// null sinks standing for the speaker and the headphones (paced in real
+/// time), and the role-cork policy that makes a `phone` stream interrupt
+/// `music` streams.
+///
+/// It runs `pulseaudio -n -F DIR/offstage.pa --daemonize=no` with its
+/// runtime and state in DIR, listening on `DIR/native` only; clients reach
+/// it through ``serverAddress`` (what `PULSE_SERVER` would hold).
+public final class PrivatePulseAudio: Sendable {
+    private let process = Mutex<ChildProcess?>(nil)
+
+    /// The directory holding the socket, the configuration and the log.
+    public let directory: URL
+    /// The address for clients: `unix:DIR/native`.
+    public var serverAddress: String { "unix:" + socketPath }
+    /// The server's native-protocol socket.
+    public var socketPath: String { directory.appendingPathComponent("native").path }
+    /// The server's log.
+    public var logPath: String { directory.appendingPathComponent("pulseaudio.log").path }
+
+    /// The sink standing for the speaker.
+    public static let speakerSink = "offstage_speaker"
+    /// The sink standing for wired headphones.
+    public static let headphonesSink = "offstage_headphones"
+
+    /// The arguments of `load-module module-null-sink` for the headphones.
+    public static let headphonesModuleArguments =
+        "sink_name=\(headphonesSink) rate=48000 channels=2 sink_properties=\"device.description=Headphones device.form_factor=headphone\""
+
+    /// Where PulseAudio is installed.
+    public static func executable() -> String? {
+        for dir in ["/usr/bin", "/usr/local/bin"] + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) {
+            let path = "\(dir)/pulseaudio"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Starts a server and waits (up to `timeout`) until its socket accepts.
+    /// - Parameters:
+    ///   - directory: where to keep its files; a new temporary one if nil.
+    ///   - headphones: start with the headphones plugged in (they are then
+    ///     the default output).
+    /// - Throws: ``AudioError`` `serverUnavailable` with the server's last log line.
+    public init(directory: URL? = nil, headphones: Bool = false, timeout: Duration = .seconds(10)) throws(AudioError) {
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+            try Self.configuration(socket: socketPath, headphones: headphones)
+                .write(to: self.directory.appendingPathComponent("offstage.pa"), atomically: true, encoding: .utf8)
+        } catch {
+            throw AudioError(.serverUnavailable, "cannot prepare \(self.directory.path) for PulseAudio: \(error.localizedDescription)")
+        }
+        try start(timeout: timeout)
+    }
+
+    /// The server's startup script.
+    static func configuration(socket: String, headphones: Bool) -> String {
+        var lines = [
+            "load-module module-native-protocol-unix socket=\(socket) auth-anonymous=1 auth-cookie-enabled=0",
+            "load-module module-null-sink sink_name=\(speakerSink) rate=48000 channels=2 sink_properties=\"device.description=Speaker device.form_factor=speaker\"",
+        ]
+        if headphones { lines.append("load-module module-null-sink \(headphonesModuleArguments)") }
+        lines += [
+            "set-default-sink \(headphones ? headphonesSink : speakerSink)",
+            // Streams move to a new output when it appears (headphones plugged in).
+            "load-module module-switch-on-connect",
+            "load-module module-role-cork trigger_roles=phone cork_roles=music",
+            // An idle null sink renders in 2 s blocks and picks up a new
+            // stream's latency only at the next block: suspended instead,
+            // it starts afresh at the stream's latency, so timing is exact.
+            "load-module module-suspend-on-idle timeout=0",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func start(timeout: Duration) throws(AudioError) {
+        guard let pulseaudio = Self.executable() else {
+            throw AudioError(.serverUnavailable, "PulseAudio is not installed (apt-get install pulseaudio)")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_RUNTIME_PATH"] = directory.appendingPathComponent("run").path
+        environment["PULSE_STATE_PATH"] = directory.appendingPathComponent("state").path
+        environment["PULSE_COOKIE"] = directory.appendingPathComponent("cookie").path
+        let arguments = [
+            "-n", "-F", directory.appendingPathComponent("offstage.pa").path, "--daemonize=no", "--use-pid-file=no",
+            "--exit-idle-time=-1", "--log-target=stderr", "--disallow-exit=no",
+        ]
+        unlink(socketPath)
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(executable: pulseaudio, arguments: arguments, environment: environment, logPath: logPath)
+        } catch {
+            throw AudioError(.serverUnavailable, "cannot start \(pulseaudio): \(error)")
+        }
+        process.withLock { $0 = child }
+        let deadline = ContinuousClock.now + timeout
+        while !isAccepting {
+            if !child.isRunning || ContinuousClock.now > deadline {
+                stop()
+                let last = (try? String(contentsOfFile: logPath, encoding: .utf8))?
+                    .split(separator: "\n").last(where: { $0.hasPrefix("E:") }).map(String.init)
+                throw AudioError(.serverUnavailable, "PulseAudio did not start: \(last ?? "no answer in time") (log: \(logPath))")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    /// Whether the server's socket accepts connections.
+    public var isAccepting: Bool { (try? LineSocket(connectingTo: socketPath)) != nil }
+
+    /// Whether the server process is running.
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// Stops the server (SIGTERM) and waits for it to exit.
+    public func stop() {
+        process.withLock { child in
+            child?.stop()
+            child = nil
+        }
+    }
+
+    /// Kills the server (SIGKILL), as a crash would, and waits for it.
+    public func kill() {
+        process.withLock { child in
+            child?.stop(signal: SIGKILL)
+            child = nil
+        }
+    }
+
+    /// Starts the server again in the same directory, on the same socket.
+    public func restart(timeout: Duration = .seconds(10)) throws(AudioError) {
+        stop()
+        try start(timeout: timeout)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

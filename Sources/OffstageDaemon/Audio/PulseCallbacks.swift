@@ -1,0 +1,97 @@
+import CPulse
+import Foundation
+
+/// libpulse's C callbacks. Each is a non-capturing closure that finds its
+/// Swift object through `userdata` and runs on the loop thread with the
+/// loop's lock held.
+enum PulseCallbacks {
+    static func connection(_ userdata: UnsafeMutableRawPointer?) -> PulseConnection {
+        Unmanaged<PulseConnection>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    static func player(_ userdata: UnsafeMutableRawPointer?) -> PulsePlayer {
+        Unmanaged<PulsePlayer>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    static let contextState: pa_context_notify_cb_t = { context, userdata in
+        connection(userdata).contextStateChanged(context!)
+    }
+
+    static let reconnectTimer: pa_time_event_cb_t = { api, event, _, userdata in
+        api!.pointee.time_free(event)
+        connection(userdata).reconnectTimerFired()
+    }
+
+    static let streamState: pa_stream_notify_cb_t = { _, userdata in
+        player(userdata).stateChanged()
+    }
+
+    static let streamWrite: pa_stream_request_cb_t = { _, _, userdata in
+        player(userdata).fill()
+    }
+
+    static let streamEvent: pa_stream_event_cb_t = { _, name, _, userdata in
+        guard let name else { return }
+        let received = ContinuousClock.now
+        let event = String(cString: name)
+        if event == PA_STREAM_EVENT_REQUEST_CORK {
+            player(userdata).serverRequested(cork: true, at: received)
+        } else if event == PA_STREAM_EVENT_REQUEST_UNCORK {
+            player(userdata).serverRequested(cork: false, at: received)
+        }
+    }
+
+    static let streamMoved: pa_stream_notify_cb_t = { _, userdata in
+        player(userdata).moved()
+    }
+
+    static let streamStarted: pa_stream_notify_cb_t = { _, userdata in
+        player(userdata).started()
+    }
+
+    static let streamDrained: pa_stream_success_cb_t = { _, success, userdata in
+        player(userdata).drained(success: success != 0)
+    }
+
+    /// Collects sinks into a retained ``PulseSinkListing`` and releases it at the end.
+    static let sinkList: pa_sink_info_cb_t = { _, info, eol, userdata in
+        let listing = Unmanaged<PulseSinkListing>.fromOpaque(userdata!)
+        if let info, eol == 0 {
+            let sink = PulseSink(info.pointee)
+            listing.takeUnretainedValue().sinks[sink.index] = sink
+            return
+        }
+        let value = listing.takeRetainedValue()
+        value.done = true
+        value.completion?(value.sinks)
+        pa_threaded_mainloop_signal(value.mainloop, 0)
+    }
+
+    static let serverInfo: pa_server_info_cb_t = { _, info, userdata in
+        let query = Unmanaged<PulseServerInfoQuery>.fromOpaque(userdata!).takeUnretainedValue()
+        query.defaultSink = info?.pointee.default_sink_name.map { String(cString: $0) }
+        query.done = true
+        pa_threaded_mainloop_signal(query.mainloop, 0)
+    }
+
+    static let indexResult: pa_context_index_cb_t = { _, index, userdata in
+        let result = Unmanaged<PulseOperationResult>.fromOpaque(userdata!).takeUnretainedValue()
+        result.index = index
+        result.success = index != UInt32.max
+        result.done = true
+        pa_threaded_mainloop_signal(result.mainloop, 0)
+    }
+
+    static let successResult: pa_context_success_cb_t = { _, success, userdata in
+        let result = Unmanaged<PulseOperationResult>.fromOpaque(userdata!).takeUnretainedValue()
+        result.success = success != 0
+        result.done = true
+        pa_threaded_mainloop_signal(result.mainloop, 0)
+    }
+}
+
+/// libpulse's text for a context's last error.
+func pulseErrorText(_ context: OpaquePointer) -> String {
+    let code = pa_context_errno(context)
+    return pa_strerror(code).map { String(cString: $0) } ?? "PulseAudio error \(code)"
+}

@@ -1,0 +1,154 @@
+import CPulse
+import Foundation
+import OffstageCore
+
+/// The connection to the sound server and its players. Touched only with
+/// the loop's lock held (see ``PulseLock``).
+final class PulseConnection {
+    let mainloop: OpaquePointer
+    let options: PulseAudioOptions
+    let continuation: AsyncStream<AudioEvent>.Continuation
+    /// Set once the backend exists, for the decoder threads to come back through.
+    var lock: PulseLock!
+
+    private(set) var context: OpaquePointer?
+    private(set) var connected = false
+    private var everConnected = false
+    private var lossReported = false
+    /// Why the first connection failed (the backend's init throws it).
+    private(set) var firstFailure: String?
+    private var reconnectPending = false
+    private var closing = false
+
+    var players: [AudioPlayerID: PulsePlayer] = [:]
+    private var nextPlayer = 1
+    /// The outputs as last listed.
+    private(set) var sinks: [UInt32: PulseSink] = [:]
+
+    init(mainloop: OpaquePointer, options: PulseAudioOptions, continuation: AsyncStream<AudioEvent>.Continuation) {
+        self.mainloop = mainloop
+        self.options = options
+        self.continuation = continuation
+    }
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// What to call the server in messages.
+    var serverName: String { options.server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"] ?? "the default PulseAudio server" }
+
+    // MARK: Connection
+
+    /// Starts connecting; the state callback reports how it went.
+    func connect() {
+        let api = pa_threaded_mainloop_get_api(mainloop)
+        guard let context = pa_context_new(api, options.clientName) else {
+            fail(reason: "cannot create a PulseAudio context")
+            return
+        }
+        self.context = context
+        pa_context_set_state_callback(context, PulseCallbacks.contextState, userdata)
+        if pa_context_connect(context, options.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            // The state callback may have handled (and released) it already.
+            guard self.context == context else { return }
+            let reason = pulseErrorText(context)
+            drop(context)
+            fail(reason: reason)
+        }
+    }
+
+    func contextStateChanged(_ context: OpaquePointer) {
+        guard context == self.context else { return }
+        switch pa_context_get_state(context) {
+        case PA_CONTEXT_READY:
+            connected = true
+            lossReported = false
+            refreshSinks(then: nil)
+            continuation.yield(everConnected ? .mediaServicesReset : .connected(serverName))
+            everConnected = true
+            pa_threaded_mainloop_signal(mainloop, 0)
+        case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+            let reason = pulseErrorText(context)
+            drop(context)
+            fail(reason: reason)
+        default:
+            break
+        }
+    }
+
+    private func drop(_ context: OpaquePointer) {
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        if self.context == context { self.context = nil }
+    }
+
+    /// The connection failed or was lost: forget every player and retry.
+    private func fail(reason: String) {
+        connected = false
+        for player in players.values { player.close() }
+        players.removeAll()
+        guard everConnected else {
+            firstFailure = reason
+            pa_threaded_mainloop_signal(mainloop, 0)
+            return
+        }
+        if !lossReported {
+            lossReported = true
+            continuation.yield(.disconnected("lost \(serverName): \(reason)"))
+        }
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        guard !closing, !reconnectPending else { return }
+        reconnectPending = true
+        let api = pa_threaded_mainloop_get_api(mainloop)!
+        var when = timeval()
+        pa_gettimeofday(&when)
+        pa_timeval_add(&when, pa_usec_t(options.reconnectInterval.nanoseconds / 1000))
+        _ = api.pointee.time_new(api, &when, PulseCallbacks.reconnectTimer, userdata)
+    }
+
+    func reconnectTimerFired() {
+        reconnectPending = false
+        guard !closing, context == nil else { return }
+        connect()
+    }
+
+    /// Disconnects for good.
+    func close() {
+        closing = true
+        for player in players.values { player.close() }
+        players.removeAll()
+        if let context { drop(context) }
+        connected = false
+    }
+
+    // MARK: Players
+
+    func newPlayerID() -> AudioPlayerID {
+        defer { nextPlayer += 1 }
+        return AudioPlayerID(nextPlayer)
+    }
+
+    func player(_ id: AudioPlayerID) throws(AudioError) -> PulsePlayer {
+        guard let player = players[id] else { throw .noSuchPlayer(id) }
+        return player
+    }
+
+    func emit(_ event: AudioEvent) { continuation.yield(event) }
+
+    // MARK: Sinks
+
+    /// Lists the outputs again, then calls `then` with the previous list.
+    func refreshSinks(then: ((_ previous: [UInt32: PulseSink]) -> Void)?) {
+        guard let context else { return }
+        let listing = PulseSinkListing(mainloop: mainloop) { [unowned self] sinks in
+            let previous = self.sinks
+            self.sinks = sinks
+            then?(previous)
+        }
+        let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passRetained(listing).toOpaque())
+        if let op { pa_operation_unref(op) } else { Unmanaged.passUnretained(listing).release() }
+    }
+}

@@ -1,0 +1,250 @@
+import CPulse
+import Foundation
+import OffstageCore
+
+/// One player: a PulseAudio playback stream fed by an ``AudioFeeder``, and
+/// the ``AudioPlayerMachine`` that decides what the server's requests mean.
+/// Touched only with the loop's lock held.
+final class PulsePlayer {
+    let id: AudioPlayerID
+    let request: AudioPlayerRequest
+    unowned let connection: PulseConnection
+    private(set) var machine: AudioPlayerMachine
+    private let feeder: AudioFeeder
+    private var stream: OpaquePointer?
+    private var sampleSpec: pa_sample_spec
+    private let bytesPerFrame: Int
+    private let frameCount: Int
+    let duration: Duration
+    private var ready = false
+    private var draining: OpaquePointer?
+    /// The sink the stream plays on.
+    private var sinkIndex = UInt32.max
+    /// Position at the last seek, and the stream's time then.
+    private var seekBase: Duration = .zero
+    private var timeBase: pa_usec_t = 0
+    private var volume: Double = 1
+
+    /// Creates the stream (corked) and starts decoding.
+    /// - Throws: ``AudioError`` `streamFailed` if the server refuses the stream.
+    init(id: AudioPlayerID, request: AudioPlayerRequest, file: sending AudioFile, connection: PulseConnection) throws(AudioError) {
+        self.id = id
+        self.request = request
+        self.connection = connection
+        machine = AudioPlayerMachine(role: request.role)
+        bytesPerFrame = file.bytesPerFrame
+        frameCount = file.frames
+        duration = file.duration
+        sampleSpec = pa_sample_spec(
+            format: file.sampleKind == .int16 ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
+            rate: UInt32(file.sampleRate), channels: UInt8(file.channels))
+        let lock = connection.lock!
+        feeder = AudioFeeder(file: file, looping: request.looping) { [lock] in
+            lock.withLock { connection in connection.players[id]?.fill() }
+        }
+        guard let context = connection.context else {
+            feeder.stop()
+            throw AudioError(.serverUnavailable, "not connected to \(connection.serverName)")
+        }
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, request.role.rawValue)
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, request.appName)
+        pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, (request.path as NSString).lastPathComponent)
+        guard let stream = pa_stream_new_with_proplist(context, request.appName, &sampleSpec, nil, properties) else {
+            feeder.stop()
+            throw AudioError(.streamFailed, "\(request.path): the server refused a stream (\(pulseErrorText(context)))")
+        }
+        self.stream = stream
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(stream, PulseCallbacks.streamState, me)
+        pa_stream_set_write_callback(stream, PulseCallbacks.streamWrite, me)
+        pa_stream_set_event_callback(stream, PulseCallbacks.streamEvent, me)
+        pa_stream_set_moved_callback(stream, PulseCallbacks.streamMoved, me)
+        pa_stream_set_started_callback(stream, PulseCallbacks.streamStarted, me)
+        let latency = pa_usec_t(connection.options.latency.nanoseconds / 1000)
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(latency, &sampleSpec)), prebuf: UInt32.max,
+            minreq: UInt32.max, fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(
+            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
+                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
+            let reason = pulseErrorText(context)
+            close()
+            throw AudioError(.streamFailed, "\(request.path): cannot connect a stream (\(reason))")
+        }
+    }
+
+    /// Stops decoding and drops the stream.
+    func close() {
+        feeder.stop()
+        if let draining {
+            pa_operation_cancel(draining)
+            pa_operation_unref(draining)
+            self.draining = nil
+        }
+        guard let stream else { return }
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_write_callback(stream, nil, nil)
+        pa_stream_set_event_callback(stream, nil, nil)
+        pa_stream_set_moved_callback(stream, nil, nil)
+        pa_stream_set_started_callback(stream, nil, nil)
+        pa_stream_disconnect(stream)
+        pa_stream_unref(stream)
+        self.stream = nil
+    }
+
+    // MARK: Requests
+
+    func play() throws(AudioError) {
+        do { perform(try machine.play()) } catch { throw .refused(id, error) }
+    }
+
+    func pause() throws(AudioError) {
+        do { perform(try machine.pause()) } catch { throw .refused(id, error) }
+    }
+
+    func stop() {
+        perform(machine.stop())
+        close()
+    }
+
+    func seek(to position: Duration) throws(AudioError) {
+        guard position >= .zero else { throw AudioError(.invalidArgument, "\(id): cannot seek to a negative position") }
+        do { try machine.seek() } catch { throw .refused(id, error) }
+        reposition(to: min(position, duration))
+    }
+
+    func setVolume(_ value: Double) throws(AudioError) {
+        guard (0...1).contains(value) else { throw AudioError(.invalidArgument, "volume \(value) is not within 0…1") }
+        volume = value
+        applyVolume()
+    }
+
+    /// The play position from the server's timing (interpolated).
+    var position: Duration {
+        guard let stream, ready else { return seekBase }
+        var now: pa_usec_t = 0
+        guard pa_stream_get_time(stream, &now) == 0 else { return seekBase }
+        let played = seekBase + .microseconds(Int64(now) - Int64(timeBase))
+        if request.looping, duration > .zero { return .nanoseconds(max(0, played.nanoseconds) % duration.nanoseconds) }
+        return min(max(.zero, played), duration)
+    }
+
+    // MARK: Server callbacks
+
+    func stateChanged() {
+        guard let stream else { return }
+        switch pa_stream_get_state(stream) {
+        case PA_STREAM_READY:
+            ready = true
+            sinkIndex = pa_stream_get_device_index(stream)
+            applyVolume()
+            fill()
+            // A play request that came while the stream was connecting.
+            if machine.state == .playing { cork(false) }
+        case PA_STREAM_FAILED:
+            guard connection.connected, let context = connection.context else { return }
+            perform(machine.failed("\(request.path): the server dropped the stream (\(pulseErrorText(context)))"))
+        default:
+            break
+        }
+    }
+
+    /// Writes what the server can take from what is decoded; drains at the end.
+    func fill() {
+        guard let stream, ready, !machine.isFinished else { return }
+        var writable = pa_stream_writable_size(stream)
+        while writable >= bytesPerFrame {
+            var data: UnsafeMutableRawPointer?
+            var size = writable
+            guard pa_stream_begin_write(stream, &data, &size) == 0, let data else { return }
+            let take = feeder.take(into: data, maximum: size)
+            guard take.bytes > 0 else {
+                pa_stream_cancel_write(stream)
+                if let error = take.error {
+                    perform([.cork] + machine.failed(error.message))
+                } else if take.finished, draining == nil {
+                    draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
+                }
+                return
+            }
+            pa_stream_write(stream, data, take.bytes, nil, 0, PA_SEEK_RELATIVE)
+            writable -= take.bytes
+        }
+    }
+
+    func serverRequested(cork: Bool, at time: ContinuousClock.Instant) {
+        connection.options.serverRequestProbe?(id, cork, time)
+        perform(cork ? machine.corkRequested() : machine.uncorkRequested())
+    }
+
+    func moved() {
+        guard let stream else { return }
+        let from = sinkIndex
+        let to = pa_stream_get_device_index(stream)
+        sinkIndex = to
+        let id = id
+        connection.refreshSinks { [unowned connection] previous in
+            guard let player = connection.players[id] else { return }
+            let now = connection.sinks
+            let highest = previous.keys.max() ?? 0
+            player.perform(
+                player.machine.moved(
+                    from: previous[from]?.route ?? .speaker, to: now[to]?.route ?? .speaker,
+                    oldDeviceGone: now[from] == nil, newDeviceAppeared: to > highest))
+        }
+    }
+
+    func started() { perform(machine.started()) }
+
+    func drained(success: Bool) {
+        if let draining { pa_operation_unref(draining) }
+        draining = nil
+        if success { perform(machine.drained()) }
+    }
+
+    // MARK: Actions
+
+    func perform(_ actions: [AudioPlayerMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .cork: cork(true)
+            case .uncork: cork(false)
+            case .rewind: reposition(to: .zero)
+            case .emit(let event): connection.emit(.player(id, event))
+            }
+        }
+    }
+
+    /// Corks or uncorks; before the stream is ready, ``stateChanged()``
+    /// uncorks it if the player is playing by then.
+    private func cork(_ corked: Bool) {
+        guard let stream, ready else { return }
+        if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+    }
+
+    private func reposition(to position: Duration) {
+        if let draining {
+            pa_operation_cancel(draining)
+            pa_operation_unref(draining)
+            self.draining = nil
+        }
+        var now: pa_usec_t = 0
+        if let stream, ready, pa_stream_get_time(stream, &now) == 0 { timeBase = now } else { timeBase = 0 }
+        seekBase = position
+        if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
+        feeder.seek(toFrame: Int(position.nanoseconds * Int64(sampleSpec.rate) / 1_000_000_000))
+        fill()
+    }
+
+    private func applyVolume() {
+        guard let stream, ready, let context = connection.context else { return }
+        var volumes = pa_cvolume()
+        pa_cvolume_set(&volumes, UInt32(sampleSpec.channels), pa_sw_volume_from_linear(volume))
+        if let op = pa_context_set_sink_input_volume(context, pa_stream_get_index(stream), &volumes, nil, nil) {
+            pa_operation_unref(op)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import OffstageDaemon
+
+/// `offstage audio info`: what the decoder makes of files.
+struct AudioInfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Check audio files (format, rate, channels, duration) or list the formats libsndfile reads."
+    )
+
+    @Argument(help: "Audio files to check.")
+    var files: [String] = []
+
+    @Flag(help: "List the container formats this libsndfile build reads.")
+    var formats = false
+
+    func run() async throws {
+        try await reportingErrors {
+            if formats || files.isEmpty {
+                for format in AudioFile.supportedFormats { print(format) }
+                return
+            }
+            var failed = false
+            for file in files {
+                do {
+                    print("\(file): \(try AudioFile(path: file).summary)")
+                } catch {
+                    printError("offstage: error: \(error)")
+                    failed = true
+                }
+            }
+            if failed { throw ExitCode.failure }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import OffstageCore
+import OffstageDaemon
+
+/// `offstage audio play`: play a file and print what the engine sees.
+struct AudioPlayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a file through the engine and print its events (interruptions, route changes, the end).",
+        discussion: """
+            Behaves like a well-mannered iOS app: it resumes after an interruption only when the
+            interruption ends with shouldResume, stops when the headphones are unplugged (iOS pauses),
+            and plays again from where it was after the sound server restarts.
+            Uses PULSE_SERVER (or the user's server); `offstage audio server` runs a private one.
+            """
+    )
+
+    @Argument(help: "The audio file (WAV, FLAC, Ogg/Vorbis, MP3, …).")
+    var file: String
+
+    @Option(help: "The stream's media.role: music or phone (a call, which interrupts music).")
+    var role: String = "music"
+
+    @Option(help: "The app name the sound server shows.")
+    var app: String = "offstage"
+
+    @Option(help: "Volume, from 0 to 1.")
+    var volume: Double = 1
+
+    @Option(help: "Start this many seconds into the file.")
+    var start: Double = 0
+
+    @Flag(help: "Play in a loop until interrupted with ^C.")
+    var loop = false
+
+    @Option(help: "The PulseAudio server (default: PULSE_SERVER, or the user's server).")
+    var server: String?
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let role = AudioRole(rawValue: role) else { throw CommandError("--role \(role): expected music or phone") }
+            guard (0...1).contains(volume) else { throw CommandError("--volume must be within 0…1") }
+            guard start >= 0, start.isFinite else { throw CommandError("--start must be a positive number of seconds") }
+            let info = try AudioFile(path: file)
+            let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
+            let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
+            var player = try startPlayer(backend, request, at: .seconds(start))
+            printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
+            var lastPosition = Duration.seconds(start)
+            for await event in backend.events {
+                switch event {
+                case .connected: continue
+                case .disconnected(let why):
+                    print("\(stamp(lastPosition))  \(why); reconnecting")
+                case .mediaServicesReset:
+                    print("\(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
+                    player = try startPlayer(backend, request, at: lastPosition)
+                case .player(let id, let event):
+                    guard id == player else { continue }
+                    if let position = try? backend.position(id) { lastPosition = position }
+                    print("\(stamp(lastPosition))  \(event)")
+                    fflush(nil)
+                    switch event {
+                    case .interruptionEnded(let shouldResume):
+                        if shouldResume { try backend.play(id) } else { print("not resuming (no shouldResume)"); return }
+                    case .routeChanged(.oldDeviceUnavailable, _, _):
+                        print("paused, as iOS does when the headphones are unplugged")
+                        return
+                    case .ended: return
+                    case .failed: throw ExitCode.failure
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    private func startPlayer(_ backend: PulseAudioBackend, _ request: AudioPlayerRequest, at position: Duration) throws -> AudioPlayerID {
+        let id = try backend.makePlayer(request)
+        if position > .zero { try backend.seek(id, to: position) }
+        try backend.setVolume(id, volume)
+        try backend.play(id)
+        return id
+    }
+
+    private func stamp(_ position: Duration) -> String {
+        let text = formatSeconds(position.seconds)
+        return String(repeating: " ", count: max(0, 8 - text.count)) + text + " s"
+    }
+}

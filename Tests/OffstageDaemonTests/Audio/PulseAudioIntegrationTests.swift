@@ -1,0 +1,115 @@
+import Foundation
+import OffstageCore
+import Testing
+@testable import OffstageDaemon
+
+/// Against a real PulseAudio server that each test starts for itself.
+@Suite(.serialized) struct PulseAudioIntegrationTests {
+    @Test func playbackReachesTheEndWhenTheFileHasPlayed() async throws {
+        let rig = try PulseRig()
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("ringtone.wav"), appName: "Test"))
+        #expect(try rig.backend.state(id) == .ready)
+        let start = ContinuousClock.now
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        #expect(await rig.recorder.next(.player(id, .ended)) != nil)
+        let elapsed = ContinuousClock.now - start
+        // A 1 s file: the end comes once it has played, within the latency.
+        #expect(elapsed >= .milliseconds(950) && elapsed < .milliseconds(1400), "ended after \(elapsed)")
+        #expect(try rig.backend.state(id) == .ended)
+        #expect(abs(try rig.backend.position(id).seconds - 1) < 0.06)
+    }
+
+    @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
+        let rig = try PulseRig()
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.ogg"), appName: "Radio"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let call = try rig.paplay(audioFixture("ringtone.wav"), role: .phone)
+        #expect(await rig.recorder.next(.player(id, .interruptionBegan)) != nil)
+        #expect(try rig.backend.state(id) == .interrupted)
+        #expect(throws: AudioError.self) { try rig.backend.play(id) }
+        let paused = try rig.backend.position(id)
+        call.waitUntilExit()
+        #expect(await rig.recorder.next(.player(id, .interruptionEnded(shouldResume: true))) != nil)
+        #expect(try rig.backend.state(id) == .paused)
+        #expect(abs(try rig.backend.position(id).seconds - paused.seconds) < 0.06, "no progress while interrupted")
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+    }
+
+    @Test func ourOwnCallSourceInterruptsMusicUntilItStops() async throws {
+        let rig = try PulseRig()
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let ring = try rig.backend.makePlayer(
+            AudioPlayerRequest(path: audioFixture("ringtone.wav"), role: .phone, appName: "Phone", looping: true))
+        try rig.backend.play(ring)
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        // The ringtone loops: it is still playing after its 1 s file would have ended.
+        #expect(await rig.recorder.next(.player(ring, .ended), timeout: .milliseconds(1500)) == nil)
+        try rig.backend.stop(ring)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+    }
+
+    @Test func unpluggingTheHeadphonesMovesTheStreamAndPauses() async throws {
+        let rig = try PulseRig(headphones: true)
+        #expect(try rig.backend.route() == .headphones)
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.flac"), appName: "Radio"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        try rig.backend.unplugHeadphones()
+        #expect(
+            await rig.recorder.next(.player(id, .routeChanged(reason: .oldDeviceUnavailable, from: .headphones, to: .speaker)))
+                != nil)
+        #expect(try rig.backend.state(id) == .paused)
+        #expect(try rig.backend.route() == .speaker)
+        try rig.backend.plugHeadphones()
+        #expect(
+            await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones)))
+                != nil)
+        #expect(try rig.backend.state(id) == .paused, "plugging in does not resume")
+    }
+
+    @Test func aKilledServerIsReconnectedAndReportedAsAReset() async throws {
+        let rig = try PulseRig()
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.mp3"), appName: "Radio"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        rig.server.kill()
+        #expect(await rig.recorder.next { if case .disconnected = $0 { true } else { false } } != nil)
+        #expect(throws: AudioError.noSuchPlayer(id)) { try rig.backend.play(id) }
+        try rig.server.restart()
+        #expect(await rig.recorder.next(.mediaServicesReset) != nil)
+        let again = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.mp3"), appName: "Radio"))
+        try rig.backend.play(again)
+        #expect(await rig.recorder.next(.player(again, .started)) != nil)
+    }
+
+    @Test func seekingMovesThePositionAndTheEnd() async throws {
+        let rig = try PulseRig()
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        try rig.backend.seek(id, to: .milliseconds(4500))
+        #expect(abs(try rig.backend.position(id).seconds - 4.5) < 0.01)
+        let start = ContinuousClock.now
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .ended)) != nil)
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(900), "ended after \(elapsed)")
+        // Playing again after the end starts over.
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        #expect(try rig.backend.position(id) < .seconds(1))
+        try rig.backend.setVolume(id, 0.5)
+        #expect(throws: AudioError.self) { try rig.backend.setVolume(id, 2) }
+    }
+
+    @Test func aServerThatIsNotRunningIsAClearError() throws {
+        let error = #expect(throws: AudioError.self) {
+            try PulseAudioBackend(options: PulseAudioOptions(server: "unix:/nonexistent/native"))
+        }
+        #expect(error?.code == .serverUnavailable)
+        #expect(error?.message.contains("unix:/nonexistent/native") == true)
+    }
+}
