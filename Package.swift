@@ -96,6 +96,12 @@ let package = Package(
             path: "Benchmarks/LocationBenchmarks"
         ),
 
+        .executableTarget(
+            name: "AudioBenchmarks",
+            dependencies: ["OffstageCore", "OffstageDaemon"],
+            path: "Benchmarks/AudioBenchmarks"
+        ),
+
         .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore"]),
         .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"]),
         .testTarget(

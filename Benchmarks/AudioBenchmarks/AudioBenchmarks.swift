@@ -1,0 +1,70 @@
+import Foundation
+import OffstageCore
+import OffstageDaemon
+
+/// Audio engine benchmarks against a private PulseAudio server. Run in
+/// release mode with `scripts/bench-audio.sh` (`--quick` for a short run,
+/// `--only cpu|start|interruption`, `--seconds N` for the CPU file).
+///
+/// Prints each figure with its goal and, for CPU time, the baselines
+/// (`paplay`) measured in the same run on the same server.
+@main
+enum AudioBenchmarks {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        let quick = arguments.contains("--quick")
+        let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
+        let seconds = arguments.firstIndex(of: "--seconds").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 10 : 60)
+        let iterations = arguments.firstIndex(of: "--iterations").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 30 : 200)
+        let offstage = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("offstage").path
+
+        print("Offstage audio benchmarks (\(quick ? "quick" : "full") run), private PulseAudio server, null sinks")
+        print("")
+        let server = try PrivatePulseAudio()
+        defer { server.stop() }
+        if only == nil || only == "cpu" {
+            try await CPUBenchmark.run(server: server, seconds: seconds, offstage: offstage)
+            print("")
+        }
+        if only == nil || only == "start" {
+            try await StartLatencyBenchmark.run(server: server, iterations: iterations)
+            print("")
+        }
+        if only == nil || only == "interruption" {
+            try await InterruptionBenchmark.run(server: server, iterations: iterations)
+        }
+    }
+}
+
+/// Sorted durations with percentiles.
+struct Samples {
+    private(set) var values: [Duration] = []
+    mutating func append(_ value: Duration) { values.append(value) }
+    func percentile(_ p: Double) -> Duration {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .zero }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+    var p50: Duration { percentile(0.5) }
+    var p99: Duration { percentile(0.99) }
+    var max: Duration { values.max() ?? .zero }
+}
+
+func milliseconds(_ d: Duration) -> String { String(format: "%.2f ms", d.seconds * 1000) }
+func microseconds(_ d: Duration) -> String { String(format: "%.0f µs", d.seconds * 1e6) }
+
+/// The first event on `events` that matches, or nil after `timeout`.
+func firstEvent(
+    _ events: inout AsyncStream<AudioEvent>.Iterator, timeout: Duration = .seconds(10), _ matches: (AudioEvent) -> Bool
+) async -> (AudioEvent, ContinuousClock.Instant)? {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline, let event = await events.next() {
+        if matches(event) { return (event, ContinuousClock.now) }
+    }
+    return nil
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

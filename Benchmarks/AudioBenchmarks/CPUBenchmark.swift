@@ -1,0 +1,91 @@
+import Foundation
+import OffstageCore
+import OffstageDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// CPU time (user + system) to play the same file through our engine and
+/// through `paplay`, one after the other on the same server.
+enum CPUBenchmark {
+    static func run(server: PrivatePulseAudio, seconds: Int, offstage: String) async throws {
+        let directory = server.directory.appendingPathComponent("bench")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let wav = directory.appendingPathComponent("music-\(seconds)s.wav").path
+        let ogg = directory.appendingPathComponent("music-\(seconds)s.ogg").path
+        try shell("/usr/bin/sox", ["-D", "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "pluck", "C4", "pluck", "E4", "vol", "0.5"])
+        try shell("/usr/bin/sndfile-convert", [wav, ogg])
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = server.serverAddress
+        environment["PULSE_COOKIE"] = server.directory.appendingPathComponent("cookie").path
+
+        print("CPU time to play a \(seconds) s file (user + system; 44.1 kHz stereo; real-time null sink)")
+        print("  file   player                                      CPU      wall     ratio to paplay (same latency)")
+        for file in [wav, ogg] {
+            let kind = file.hasSuffix(".wav") ? "WAV" : "Ogg"
+            let paplay = try child("/usr/bin/paplay", [file], environment: environment)
+            let paplayLow = try child("/usr/bin/paplay", ["--latency-msec=50", file], environment: environment)
+            let engine = try await inProcess(file: file, server: server.serverAddress)
+            let command = try child(offstage, ["audio", "play", file], environment: environment)
+            func row(_ name: String, _ r: (cpu: Duration, wall: Duration), ratio: Bool) {
+                let ratioText = ratio ? String(format: "%.2f", r.cpu.seconds / paplayLow.cpu.seconds) : ""
+                print("  \(kind.padding(toLength: 6, withPad: " ", startingAt: 0)) \(name.padding(toLength: 43, withPad: " ", startingAt: 0)) \(milliseconds(r.cpu).leftPadded(9))  \(String(format: "%.2f s", r.wall.seconds).leftPadded(7))  \(ratioText)")
+            }
+            row("paplay (default latency: 2 s buffers)", paplay, ratio: false)
+            row("paplay --latency-msec=50 (baseline)", paplayLow, ratio: true)
+            row("engine in this process (50 ms latency)", engine, ratio: true)
+            row("offstage audio play (whole process)", command, ratio: true)
+        }
+        print("  goal: engine / paplay ≤ 1.0 (paplay at the engine's 50 ms latency; at its default it buffers 2 s and")
+        print("  wakes up far less often, but ends late on a null sink, see docs/audio.md)")
+    }
+
+    /// Plays `file` through a backend in this process; CPU from getrusage(RUSAGE_SELF).
+    static func inProcess(file: String, server: String) async throws -> (cpu: Duration, wall: Duration) {
+        let before = usage(RUSAGE_SELF)
+        let start = ContinuousClock.now
+        let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
+        let id = try backend.makePlayer(AudioPlayerRequest(path: file, appName: "bench"))
+        try backend.play(id)
+        for await event in backend.events where event == .player(id, .ended) { break }
+        let wall = ContinuousClock.now - start
+        return (usage(RUSAGE_SELF) - before, wall)
+    }
+
+    /// Runs a child to its end; CPU from its rusage.
+    static func child(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (cpu: Duration, wall: Duration) {
+        let before = usage(RUSAGE_CHILDREN)
+        let start = ContinuousClock.now
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)") }
+        return (usage(RUSAGE_CHILDREN) - before, ContinuousClock.now - start)
+    }
+
+    static func shell(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("\(executable) failed") }
+    }
+
+    static func usage(_ who: __rusage_who) -> Duration {
+        var u = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &u)
+        func d(_ t: timeval) -> Duration { .seconds(t.tv_sec) + .microseconds(t.tv_usec) }
+        return d(u.ru_utime) + d(u.ru_stime)
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}
