@@ -4,7 +4,8 @@ import OffstageDaemon
 
 /// Audio engine benchmarks against a private PulseAudio server. Run in
 /// release mode with `scripts/bench-audio.sh` (`--quick` for a short run,
-/// `--only cpu|start|interruption`, `--seconds N` for the CPU file).
+/// `--only cpu|start|interruption`, `--seconds N` for the CPU file,
+/// `--server ADDR` to use a running server instead of a private one).
 ///
 /// Prints each figure with its goal and, for CPU time, the baselines
 /// (`paplay`) measured in the same run on the same server.
@@ -20,8 +21,15 @@ enum AudioBenchmarks {
 
         print("Offstage audio benchmarks (\(quick ? "quick" : "full") run), private PulseAudio server, null sinks")
         print("")
-        let server = try PrivatePulseAudio()
-        defer { server.stop() }
+        let external = arguments.firstIndex(of: "--server").map { arguments[$0 + 1] }
+        let privateServer = try external == nil ? PrivatePulseAudio() : nil
+        defer { privateServer?.stop() }
+        let server = BenchServer(
+            serverAddress: external ?? privateServer!.serverAddress,
+            directory: privateServer?.directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-audio-bench-\(UUID().uuidString)"),
+            private: privateServer != nil)
+        try FileManager.default.createDirectory(at: server.directory, withIntermediateDirectories: true)
+        print("server: \(server.serverAddress)")
         if only == nil || only == "cpu" {
             try await CPUBenchmark.run(server: server, seconds: seconds, offstage: offstage)
             print("")
@@ -34,6 +42,14 @@ enum AudioBenchmarks {
             try await InterruptionBenchmark.run(server: server, iterations: iterations)
         }
     }
+}
+
+/// The server the benchmarks play on, and a directory for their files.
+struct BenchServer {
+    var serverAddress: String
+    var directory: URL
+    /// Started by the benchmark (not the user's `--server`).
+    var `private`: Bool
 }
 
 /// Sorted durations with percentiles.

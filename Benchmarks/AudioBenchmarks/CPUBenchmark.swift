@@ -9,7 +9,7 @@ import OffstageDaemon
 /// CPU time (user + system) to play the same file through our engine and
 /// through `paplay`, one after the other on the same server.
 enum CPUBenchmark {
-    static func run(server: PrivatePulseAudio, seconds: Int, offstage: String) async throws {
+    static func run(server: BenchServer, seconds: Int, offstage: String) async throws {
         let directory = server.directory.appendingPathComponent("bench")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("music-\(seconds)s.wav").path
@@ -18,7 +18,7 @@ enum CPUBenchmark {
         try shell("/usr/bin/sndfile-convert", [wav, ogg])
         var environment = ProcessInfo.processInfo.environment
         environment["PULSE_SERVER"] = server.serverAddress
-        environment["PULSE_COOKIE"] = server.directory.appendingPathComponent("cookie").path
+        if server.private { environment["PULSE_COOKIE"] = server.directory.appendingPathComponent("cookie").path }
 
         print("CPU time to play a \(seconds) s file (user + system; 44.1 kHz stereo; real-time null sink)")
         print("  file   player                                      CPU      wall     ratio to paplay (same latency)")

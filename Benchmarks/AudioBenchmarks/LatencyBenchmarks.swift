@@ -7,7 +7,7 @@ import Synchronization
 /// plays a player to the `started` event (libpulse's started callback: the
 /// server has the first audio and plays it), as the consumer receives it.
 enum StartLatencyBenchmark {
-    static func run(server: PrivatePulseAudio, iterations: Int) async throws {
+    static func run(server: BenchServer, iterations: Int) async throws {
         let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server.serverAddress))
         var events = backend.events.makeAsyncIterator()
         let file = server.directory.appendingPathComponent("bench-start.wav").path
@@ -43,7 +43,7 @@ enum StartLatencyBenchmark {
 /// The request's arrival is stamped when libpulse hands it to us on its
 /// thread; the event's when the consumer receives it.
 enum InterruptionBenchmark {
-    static func run(server: PrivatePulseAudio, iterations: Int) async throws {
+    static func run(server: BenchServer, iterations: Int) async throws {
         let arrivals = Mutex<[AudioPlayerID: ContinuousClock.Instant]>([:])
         var options = PulseAudioOptions(server: server.serverAddress)
         options.serverRequestProbe = { id, cork, time in if cork { arrivals.withLock { $0[id] = time } } }

@@ -24,6 +24,8 @@ final class PulseConnection {
     private var nextPlayer = 1
     /// The outputs as last listed.
     private(set) var sinks: [UInt32: PulseSink] = [:]
+    /// A corked, empty stream holding the server at our latency.
+    private var latencyAnchor: OpaquePointer?
 
     init(mainloop: OpaquePointer, options: PulseAudioOptions, continuation: AsyncStream<AudioEvent>.Continuation) {
         self.mainloop = mainloop
@@ -62,6 +64,7 @@ final class PulseConnection {
         case PA_CONTEXT_READY:
             connected = true
             lossReported = false
+            openLatencyAnchor(context)
             refreshSinks(then: nil)
             continuation.yield(everConnected ? .mediaServicesReset : .connected(serverName))
             everConnected = true
@@ -76,6 +79,11 @@ final class PulseConnection {
     }
 
     private func drop(_ context: OpaquePointer) {
+        if let latencyAnchor {
+            pa_stream_disconnect(latencyAnchor)
+            pa_stream_unref(latencyAnchor)
+            self.latencyAnchor = nil
+        }
         pa_context_set_state_callback(context, nil, nil)
         pa_context_disconnect(context)
         pa_context_unref(context)
@@ -122,6 +130,31 @@ final class PulseConnection {
         players.removeAll()
         if let context { drop(context) }
         connected = false
+    }
+
+    /// Opens the latency anchor: a stream that stays corked and is never
+    /// written to, asking for the engine's latency. A null sink with no
+    /// low-latency client renders in 2 s blocks and takes a new stream's
+    /// latency only at its next block, so a player created then would
+    /// start (and end) up to 2 s late; the anchor keeps the sink at our
+    /// latency for as long as we are connected. A corked stream costs no
+    /// data and no wakeups here.
+    private func openLatencyAnchor(_ context: OpaquePointer) {
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 48000, channels: 2)
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "production")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, options.clientName)
+        guard let stream = pa_stream_new_with_proplist(context, "latency anchor", &spec, nil, properties) else { return }
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(pa_usec_t(options.latency.nanoseconds / 1000), &spec)),
+            prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+        guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) == 0 else {
+            pa_stream_unref(stream)
+            return
+        }
+        latencyAnchor = stream
     }
 
     // MARK: Players

@@ -62,10 +62,13 @@ final class PulsePlayer {
         pa_stream_set_event_callback(stream, PulseCallbacks.streamEvent, me)
         pa_stream_set_moved_callback(stream, PulseCallbacks.streamMoved, me)
         pa_stream_set_started_callback(stream, PulseCallbacks.streamStarted, me)
+        // Asked for in halves of the latency: half as many wakeups as the
+        // server's default (a quarter), the same timing.
         let latency = pa_usec_t(connection.options.latency.nanoseconds / 1000)
+        let target = UInt32(pa_usec_to_bytes(latency, &sampleSpec))
         var attributes = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(latency, &sampleSpec)), prebuf: UInt32.max,
-            minreq: UInt32.max, fragsize: UInt32.max)
+            maxlength: UInt32.max, tlength: target, prebuf: UInt32.max,
+            minreq: UInt32(pa_usec_to_bytes(latency / 2, &sampleSpec)), fragsize: UInt32.max)
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
                 | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
