@@ -25,6 +25,7 @@ public final class RunningDaemon: Sendable {
     /// - Throws: ``DaemonError`` (socket in use, unusable data directory, …).
     public static func start(_ configuration: DaemonConfiguration) async throws -> RunningDaemon {
         signal(SIGPIPE, SIG_IGN)
+        reportOnlyChildExits()
         try SocketPreparation.prepare(configuration.controlSocket)
         try SocketPreparation.prepare(configuration.appSocket)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -90,6 +91,18 @@ public final class RunningDaemon: Sendable {
     public func control(_ request: JSONValue) async throws -> ControlReply {
         try await engine.flatSubmit { $0.control(request) }.get()
     }
+}
+
+/// Asks the kernel not to signal SIGCHLD when a child stops or continues
+/// (`SA_NOCLDSTOP`), keeping whatever handler is installed. Apps are frozen
+/// and thawed all the time; each notification would wake a thread of the
+/// daemon, on the resumed app's own time. Exits are still signalled, and
+/// `waitpid` is not affected.
+func reportOnlyChildExits() {
+    var action = sigaction()
+    guard sigaction(SIGCHLD, nil, &action) == 0, action.sa_flags & SA_NOCLDSTOP == 0 else { return }
+    action.sa_flags |= SA_NOCLDSTOP
+    sigaction(SIGCHLD, &action, nil)
 }
 
 /// `offstage daemon` as a service: runs until a graceful shutdown (SIGTERM/SIGINT).

@@ -22,6 +22,7 @@ extension Application {
         let connection: DaemonConnection
         do {
             let socket = try LineSocket(connectingTo: socketPath)
+            socket.waitsInPoll = true
             connection = DaemonConnection(socket: socket)
             connection.send(.hello(token: token, pid: getpid(), version: offstageProtocolVersion))
             guard case .welcome(let bundleID, let container, let clock, let time) = try connection.readWelcome() else {

@@ -106,8 +106,8 @@ final class DaemonConnection: @unchecked Sendable {
 
     private func readOne() -> DaemonMessage? {
         do {
-            guard let json = try socket.receive() else { return nil }
-            return try DaemonMessage(json: json)
+            guard let line = try socket.readLine() else { return nil }
+            return try DaemonMessage(line: Array(line))
         } catch {
             FileHandle.standardError.write(Data("offstage: bad message from the daemon: \(error)\n".utf8))
             return nil

@@ -37,6 +37,12 @@ public final class LineSocket {
     private var start = 0
     private var scratch = [UInt8](repeating: 0, count: 65536)
     private let maxLine: Int
+    /// Wait for data in `poll` before each `read` (see ``readLine()``). A
+    /// thread blocked in a Unix socket's `read` is also woken, for nothing,
+    /// whenever the peer reads what this side wrote (write space is signalled
+    /// on the same wait queue); `poll` wakes only for data or the end of the
+    /// stream. Worth the extra call where the peer is a latency-bound loop.
+    public var waitsInPoll = false
 
     /// Connects to the socket at `path`.
     /// - Throws: ``SystemCallError`` (`ENOENT`/`ECONNREFUSED` when nobody listens).
@@ -112,6 +118,10 @@ public final class LineSocket {
                 start = 0
             }
             let fd = self.fd
+            if waitsInPoll {
+                var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                try syscall("poll") { poll(&readable, 1, -1) }
+            }
             let count = try scratch.withUnsafeMutableBytes { raw in
                 try syscall("read") { read(fd, raw.baseAddress!, raw.count) }
             }

@@ -223,3 +223,52 @@ extension AppMessage {
         return id
     }
 }
+
+extension DaemonMessage {
+    /// Decodes one line (without its newline).
+    ///
+    /// A callback in the form ``CallbackMessage/encodedLine()`` writes is read
+    /// field by field with the general parser's own primitives, without
+    /// building the object around them; any other line goes through
+    /// ``init(json:)``. Both give the same message.
+    /// - Throws: ``JSONParseError`` or ``ProtocolError``.
+    public init(line: [UInt8]) throws {
+        if let callback = CallbackMessage(canonicalLine: line) {
+            self = .callback(callback)
+            return
+        }
+        try self.init(json: JSONValue(parsing: line))
+    }
+}
+
+extension CallbackMessage {
+    /// The callback in `line` when it is written exactly as ``encodedLine()``
+    /// writes it (keys sorted, no spaces), else nil.
+    init?(canonicalLine line: [UInt8]) {
+        var parser = JSONByteParser(bytes: line, maxDepth: 64)
+        guard parser.skip(#"{"detail":"#), let detail = try? parser.parseValue(depth: 1),
+            parser.skip(#","id":"#), case .number(let idNumber)? = try? parser.parseValue(depth: 1), let id = Int(exactly: idNumber),
+            parser.skip(#","name":"#), parser.index < line.count, line[parser.index] == UInt8(ascii: "\""),
+            let name = try? parser.parseString(),
+            parser.skip(#","state":"#), parser.index < line.count, line[parser.index] == UInt8(ascii: "\""),
+            let stateName = try? parser.parseString(), let state = AppState(rawValue: stateName),
+            parser.skip(#","time":"#), case .number(let time)? = try? parser.parseValue(depth: 1),
+            parser.skip(#","type":"callback"}"#), parser.index == line.count
+        else { return nil }
+        self.init(id: id, name: name, state: state, time: time, detail: detail)
+    }
+}
+
+extension JSONByteParser {
+    /// Moves past `literal` when the bytes at the index are exactly it.
+    mutating func skip(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        let matches = literal.withUTF8Buffer { expected in
+            for offset in 0..<count where bytes[index + offset] != expected[offset] { return false }
+            return true
+        }
+        if matches { index += count }
+        return matches
+    }
+}

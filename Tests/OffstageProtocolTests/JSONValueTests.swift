@@ -67,4 +67,32 @@ import OffstageProtocol
         let ack = AppMessage.ack(id: 123_456)
         #expect(try AppMessage(line: LineFraming.encode(ack.json).dropLast()) == ack)
     }
+
+    @Test func callbackLinesDecodeAsTheGeneralDecoderDoes() throws {
+        let messages = [
+            CallbackMessage(id: 7, name: "applicationWillResignActive:", state: .active, time: 12.345678),
+            CallbackMessage(
+                id: 42, name: "x\"y\u{e9}", state: .background, time: 0,
+                detail: ["a": [1, "x\"y"], "b": nil, "c": ["d": 2.5]]),
+        ]
+        for message in messages {
+            let line = Array(message.encodedLine().dropLast())
+            #expect(try DaemonMessage(line: line) == .callback(message))
+            #expect(try DaemonMessage(line: line) == DaemonMessage(json: JSONValue(parsing: line)))
+        }
+        let reordered = Array(#"{"type":"callback","id":3,"name":"n","state":"inactive","time":1,"detail":{}}"#.utf8)
+        #expect(try DaemonMessage(line: reordered) == .callback(CallbackMessage(id: 3, name: "n", state: .inactive, time: 1)))
+        let spaced = Array(#"{"detail":{},"id":3,"name":"n","state":"inactive","time":1,"type":"callback"} "#.utf8)
+        #expect(try DaemonMessage(line: spaced) == .callback(CallbackMessage(id: 3, name: "n", state: .inactive, time: 1)))
+        for bad in [
+            #"{"detail":{},"id":3.5,"name":"n","state":"inactive","time":1,"type":"callback"}"#,
+            #"{"detail":{},"id":3,"name":"n","state":"asleep","time":1,"type":"callback"}"#,
+            #"{"detail":{},"id":3,"name":"n","state":"inactive","time":"1","type":"callback"}"#,
+            #"{"detail":{,"id":3,"name":"n","state":"inactive","time":1,"type":"callback"}"#,
+        ] {
+            #expect(throws: (any Error).self) { try DaemonMessage(line: Array(bad.utf8)) }
+        }
+        let welcome = DaemonMessage.welcome(bundleID: "b", container: "/c", clock: "real", time: 2)
+        #expect(try DaemonMessage(line: Array(welcome.json.jsonText.utf8)) == welcome)
+    }
 }

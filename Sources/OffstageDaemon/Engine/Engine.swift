@@ -112,14 +112,32 @@ public final class Engine {
 
     // MARK: Performing the core's actions
 
+    /// What reaches the apps: signals and callback writes, made in order at
+    /// the end of ``perform(_:)``.
+    enum Effect {
+        case freeze(pid: Int32)
+        case thaw(pid: Int32)
+        case terminate(pid: Int32)
+        case write(Channel, ByteBuffer)
+    }
+
     /// Performs actions in order; actions that produce more (a failed spawn)
-    /// are performed in turn. Then wakes idle waiters and re-arms the timer.
+    /// are performed in turn. Then flushes the log, wakes idle waiters,
+    /// re-arms the timer, and last sends the signals and writes the callbacks
+    /// the actions asked for, in their order.
+    ///
+    /// Doing that last leaves the engine nothing to do between waking an app
+    /// and waiting for its ack: the app can run at once on this core (the
+    /// kernel places a woken reader near its writer), as in a bare ping-pong,
+    /// and its ack finds the engine already waiting. A resumed app's
+    /// `SIGCONT` is followed at once by its callback.
     func perform(_ initial: [SystemAction]) {
         var pending = initial[...]
         var more: [SystemAction] = []
+        var effects: [Effect] = []
         while true {
             while let action = pending.popFirst() {
-                more += execute(action)
+                more += execute(action, effects: &effects)
             }
             if more.isEmpty { break }
             pending = more[...]
@@ -132,9 +150,18 @@ public final class Engine {
             for waiter in waiters { waiter.succeed() }
         }
         if clock.mode == .real { armRealTimer() }
+        for effect in effects {
+            switch effect {
+            case .freeze(let pid): host.freeze(pid)
+            case .thaw(let pid): host.thaw(pid)
+            case .terminate(let pid): host.terminate(pid)
+            case .write(let channel, let line):
+                channel.writeAndFlush(line, promise: nil)
+            }
+        }
     }
 
-    private func execute(_ action: SystemAction) -> [SystemAction] {
+    private func execute(_ action: SystemAction, effects: inout [Effect]) -> [SystemAction] {
         switch action {
         case .log(let entry):
             record(entry)
@@ -143,16 +170,16 @@ public final class Engine {
                 record(LogEntry(kind: .error, app: app, name: "deliveryFailed", detail: ["callback": .string(message.name)]))
                 return []
             }
-            channel.writeAndFlush(channel.allocator.buffer(bytes: message.encodedLine()), promise: nil)
+            effects.append(.write(channel, channel.allocator.buffer(bytes: message.encodedLine())))
         case .spawn(let app, let launch):
             return spawn(app, launch: launch)
         case .freeze(let app):
-            if let pid = processes[app]?.pid { host.freeze(pid) }
+            if let pid = processes[app]?.pid { effects.append(.freeze(pid: pid)) }
         case .thaw(let app):
-            if let pid = processes[app]?.pid { host.thaw(pid) }
+            if let pid = processes[app]?.pid { effects.append(.thaw(pid: pid)) }
         case .kill(let app, let launch):
             if let process = processes[app], process.launch == launch {
-                host.terminate(process.pid)
+                effects.append(.terminate(pid: process.pid))
             }
         }
         return []
