@@ -19,6 +19,10 @@ public struct PulseAudioOptions: Sendable {
     /// request reaches a player, before its event is reported (for
     /// measuring delivery).
     public var serverRequestProbe: (@Sendable (AudioPlayerID, Bool, ContinuousClock.Instant) -> Void)?
+    /// Called on the thread that reports each event, as it is put on
+    /// ``AudioBackend/events`` (for tests and benchmarks that time events
+    /// where they happen rather than where a task reads them).
+    public var eventProbe: (@Sendable (AudioEvent, ContinuousClock.Instant) -> Void)?
 
     public init(server: String? = nil) { self.server = server }
 }

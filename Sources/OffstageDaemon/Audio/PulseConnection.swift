@@ -66,7 +66,7 @@ final class PulseConnection {
             lossReported = false
             openLatencyAnchor(context)
             refreshSinks(then: nil)
-            continuation.yield(everConnected ? .mediaServicesReset : .connected(serverName))
+            emit(everConnected ? .mediaServicesReset : .connected(serverName))
             everConnected = true
             pa_threaded_mainloop_signal(mainloop, 0)
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
@@ -102,7 +102,7 @@ final class PulseConnection {
         }
         if !lossReported {
             lossReported = true
-            continuation.yield(.disconnected("lost \(serverName): \(reason)"))
+            emit(.disconnected("lost \(serverName): \(reason)"))
         }
         scheduleReconnect()
     }
@@ -169,7 +169,10 @@ final class PulseConnection {
         return player
     }
 
-    func emit(_ event: AudioEvent) { continuation.yield(event) }
+    func emit(_ event: AudioEvent) {
+        options.eventProbe?(event, ContinuousClock.now)
+        continuation.yield(event)
+    }
 
     // MARK: Sinks
 

@@ -22,7 +22,7 @@ final class PulsePlayer {
     private var sinkIndex = UInt32.max
     /// Position at the last seek, and the stream's time then.
     private var seekBase: Duration = .zero
-    private var timeBase: pa_usec_t = 0
+    private var timeBase: Int64 = 0
     private var volume: Double = 1
 
     /// Creates the stream (corked) and starts decoding.
@@ -128,11 +128,18 @@ final class PulsePlayer {
     /// The play position from the server's timing (interpolated).
     var position: Duration {
         guard let stream, ready else { return seekBase }
-        var now: pa_usec_t = 0
-        guard pa_stream_get_time(stream, &now) == 0 else { return seekBase }
-        let played = seekBase + .microseconds(Int64(now) - Int64(timeBase))
+        guard let now = streamTime(stream) else { return seekBase }
+        let played = seekBase + .microseconds(now - timeBase)
         if request.looping, duration > .zero { return .nanoseconds(max(0, played.nanoseconds) % duration.nanoseconds) }
         return min(max(.zero, played), duration)
+    }
+
+    /// The stream's time in µs (interpolated), if the server has told it;
+    /// nil before the first timing update or for a value out of range.
+    private func streamTime(_ stream: OpaquePointer) -> Int64? {
+        var now: pa_usec_t = 0
+        guard pa_stream_get_time(stream, &now) == 0, now < 1 << 62 else { return nil }
+        return Int64(now)
     }
 
     // MARK: Server callbacks
@@ -234,8 +241,7 @@ final class PulsePlayer {
             pa_operation_unref(draining)
             self.draining = nil
         }
-        var now: pa_usec_t = 0
-        if let stream, ready, pa_stream_get_time(stream, &now) == 0 { timeBase = now } else { timeBase = 0 }
+        if let stream, ready, let now = streamTime(stream) { timeBase = now } else { timeBase = 0 }
         seekBase = position
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
         feeder.seek(toFrame: Int(position.nanoseconds * Int64(sampleSpec.rate) / 1_000_000_000))

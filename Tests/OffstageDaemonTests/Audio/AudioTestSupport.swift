@@ -21,6 +21,10 @@ final class AudioEventRecorder: Sendable {
     private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
 
+    /// Records what a backend's probe reports (with the time it happened).
+    init() {}
+
+    /// Records a stream (with the time each event is read).
     init(_ events: AsyncStream<AudioEvent>) {
         let t = Task { [self] in
             for await event in events { record(event) }
@@ -30,8 +34,7 @@ final class AudioEventRecorder: Sendable {
 
     deinit { task.withLock { $0?.cancel() } }
 
-    private func record(_ event: AudioEvent) {
-        let now = ContinuousClock.now
+    func record(_ event: AudioEvent, at now: ContinuousClock.Instant = .now) {
         let woken = state.withLock { s -> [(CheckedContinuation<AudioEvent?, Never>, AudioEvent)] in
             s.events.append((event, now))
             guard let index = s.waiters.firstIndex(where: { $0.matches(event) }) else { return [] }
@@ -90,11 +93,14 @@ struct PulseRig {
 
     init(headphones: Bool = false, options: (inout PulseAudioOptions) -> Void = { _ in }) throws {
         server = try PrivatePulseAudio(headphones: headphones)
+        let recorder = AudioEventRecorder()
         var o = PulseAudioOptions(server: server.serverAddress)
         o.reconnectInterval = .milliseconds(250)
+        // Stamped where they happen: a busy test pool would delay a reader.
+        o.eventProbe = { event, time in recorder.record(event, at: time) }
         options(&o)
         backend = try PulseAudioBackend(options: o)
-        recorder = AudioEventRecorder(backend.events)
+        self.recorder = recorder
     }
 
     /// The environment for a PulseAudio command-line client of this server.
