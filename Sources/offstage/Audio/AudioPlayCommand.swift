@@ -45,8 +45,8 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let info = try AudioFile(path: file)
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
-            var player = try startPlayer(backend, request, at: .seconds(start))
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
+            var player = try startPlayer(backend, request, at: .seconds(start))
             var lastPosition = Duration.seconds(start)
             for await event in backend.events {
                 switch event {
