@@ -111,7 +111,19 @@ final class AudioFeeder: Sendable {
         if signal { wake.signal() }
     }
 
+    /// The decoder reached the end at `frame`: short of the header's count
+    /// means the file was cut.
+    private func checkComplete(_ frame: Int) throws(AudioError) {
+        guard file.frames - frame > file.endTolerance else { return }
+        let rate = Double(file.sampleRate)
+        throw AudioError(
+            .corrupt,
+            "\(file.path): truncated: the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s")
+    }
+
     private func decodeLoop() {
+        /// Where the decoder is in the file, in frames.
+        var decoded = 0
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunkFrames * bytesPerFrame, alignment: 16)
         defer { scratch.deallocate() }
         while true {
@@ -136,12 +148,18 @@ final class AudioFeeder: Sendable {
             var failure: AudioError?
             var atEnd = false
             do throws(AudioError) {
-                if let seek { try file.seek(toFrame: seek) }
+                if let seek {
+                    try file.seek(toFrame: seek)
+                    decoded = min(seek, file.frames)
+                }
                 frames = try file.read(into: scratch, frames: chunkFrames)
+                if frames == 0 { try checkComplete(decoded) }
                 if frames == 0, looping {
                     try file.seek(toFrame: 0)
+                    decoded = 0
                     frames = try file.read(into: scratch, frames: chunkFrames)
                 }
+                decoded += frames
                 atEnd = frames == 0
             } catch {
                 failure = error

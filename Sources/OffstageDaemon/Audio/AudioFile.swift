@@ -5,9 +5,10 @@ import OffstageCore
 /// An audio file opened for decoding with libsndfile: WAV, FLAC,
 /// Ogg/Vorbis, MP3 and the other formats Debian's libsndfile reads.
 ///
-/// Opening checks the file to the end (its last frame can be read, a WAV
+/// Opening checks the file to the end (its last frames can be read, a WAV
 /// data chunk is as long as its header says), so a truncated file is
-/// refused at once rather than stopping short mid-play. Decoding gives
+/// refused at once rather than stopping short mid-play; a cut MP3 is
+/// reported when playback reaches the cut. Decoding gives
 /// interleaved 16-bit samples for 8- and 16-bit sources, 32-bit floats for
 /// the rest (as `paplay` does).
 ///
@@ -28,6 +29,7 @@ public final class AudioFile {
     public let channels: Int
     public let frames: Int
     public let sampleKind: SampleKind
+    private let formatCode: Int32
     private let handle: OpaquePointer
 
     /// Bytes per interleaved frame of decoded audio.
@@ -59,6 +61,7 @@ public final class AudioFile {
         channels = Int(info.channels)
         frames = Int(info.frames)
         formatName = Self.majorFormatName(info.format)
+        formatCode = info.format
         switch info.format & Int32(SF_FORMAT_SUBMASK) {
         case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_16),
             Int32(SF_FORMAT_ULAW), Int32(SF_FORMAT_ALAW):
@@ -82,7 +85,11 @@ public final class AudioFile {
         if log.contains("should be") {
             throw AudioError(.corrupt, "\(path): truncated (the file is shorter than its header says)")
         }
-        // The last frame must decode: a file cut short fails here.
+        // The last frames must decode: a file cut short fails here. Not for
+        // MP3: libmpg123 prints bit-reservoir errors on stderr after any
+        // seek, even in good files; a cut MP3 is caught when playback
+        // reaches the cut (``AudioFeeder``).
+        if isMPEG { return }
         var scratch = [Float](repeating: 0, count: channels * 64)
         let tail = max(0, frames - 64)
         let read = sf_seek(handle, sf_count_t(tail), SEEK_SET) == tail
@@ -94,6 +101,14 @@ public final class AudioFile {
             throw AudioError(.corrupt, "\(path): cannot seek back to the start")
         }
     }
+
+    /// Whether the file is MPEG audio (MP3).
+    public var isMPEG: Bool { formatCode & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) }
+
+    /// The frames a decoder may come short of the header's count at the
+    /// end of a sound file (MP3 encoder padding) before the file counts as
+    /// truncated.
+    public var endTolerance: Int { max(2304, frames / 100) }
 
     /// libsndfile's log for this file (header warnings).
     public var log: String {

@@ -56,7 +56,7 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
         #expect(#expect(throws: AudioError.self) { try AudioFile(path: dir.path) }?.code == .notAudio)
     }
 
-    @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg", "clip.mp3"])
+    @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg"])
     func aTruncatedFileIsCorrupt(name: String) throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -73,6 +73,48 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
         let path = try truncatedCopy(of: name, keeping: 0.001, in: dir)
         let error = #expect(throws: AudioError.self) { try AudioFile(path: path) }
         #expect(error?.code == .corrupt || error?.code == .notAudio, "\(String(describing: error))")
+    }
+
+    @Test func aTruncatedMP3FailsWhenDecodingReachesTheCut() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try truncatedCopy(of: "clip.mp3", keeping: 0.5, in: dir)
+        let file = try AudioFile(path: path)
+        let arrived = AsyncStream<Void>.makeStream()
+        let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
+        defer { feeder.stop() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var failure: AudioError?
+        var events = arrived.stream.makeAsyncIterator()
+        while failure == nil {
+            let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
+            if let error = take.error { failure = error } else if take.finished { break }
+            if take.bytes == 0 { await events.next() }
+        }
+        #expect(failure?.code == .corrupt)
+        #expect(failure?.message.hasPrefix("\(path): truncated: the audio stops at ") == true, "\(String(describing: failure))")
+    }
+
+    @Test func everyFixtureDecodesInTheFeederWithoutError() async throws {
+        for name in ["clip.wav", "clip.flac", "clip.ogg", "clip.mp3"] {
+            let file = try AudioFile(path: audioFixture(name))
+            let expected = file.frames * file.bytesPerFrame
+            let tolerance = file.endTolerance * file.bytesPerFrame
+            let arrived = AsyncStream<Void>.makeStream()
+            let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
+            defer { feeder.stop() }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var total = 0
+            var events = arrived.stream.makeAsyncIterator()
+            while true {
+                let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
+                #expect(take.error == nil, "\(name): \(String(describing: take.error))")
+                total += take.bytes
+                if take.finished || take.error != nil { break }
+                if take.bytes == 0 { await events.next() }
+            }
+            #expect(abs(total - expected) <= tolerance, "\(name)")
+        }
     }
 
     @Test func theSupportedFormatsIncludeTheFourThatMatter() {

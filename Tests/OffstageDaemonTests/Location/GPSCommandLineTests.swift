@@ -3,31 +3,9 @@ import Testing
 
 /// The `offstage gps` commands, run as the built binary.
 @Suite(.timeLimit(.minutes(2))) struct GPSCommandLineTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = CommandRun
 
-    /// The `offstage` binary next to the test bundle.
-    static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("offstage")
-    }
-
-    func offstage(_ arguments: String...) throws -> Run {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build the package first: \(Self.binary.path)")
-        let p = Process()
-        p.executableURL = Self.binary
-        p.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
+    func offstage(_ arguments: String...) throws -> Run { try runOffstage(arguments) }
 
     @Test func missingFixtureIsOneLineAndExitsNonZero() throws {
         let dir = try makeTemporaryDirectory()

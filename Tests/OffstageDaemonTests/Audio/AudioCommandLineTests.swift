@@ -1,0 +1,52 @@
+import Foundation
+import OffstageCore
+import Testing
+@testable import OffstageDaemon
+
+/// `offstage audio`, run as the built binary.
+@Suite(.timeLimit(.minutes(2))) struct AudioCommandLineTests {
+    @Test func playingAFileToTheEndPrintsItsEvents() throws {
+        let server = try PrivatePulseAudio()
+        let run = try runOffstage(
+            ["audio", "play", audioFixture("ringtone.wav"), "--app", "Test"], environment: ["PULSE_SERVER": server.serverAddress])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.count == 2, "\(run.stdout)")
+        #expect(lines.first?.hasSuffix("started") == true)
+        #expect(lines.last?.hasSuffix("s  ended") == true)
+        #expect(run.stderr.hasPrefix("Playing \(audioFixture("ringtone.wav")) (WAV (Microsoft), 22050 Hz, 1 channel, 1 s) as music on the speaker."))
+    }
+
+    @Test func aMissingFileIsOneLineNamingIt() throws {
+        let run = try runOffstage(["audio", "play", "/nonexistent/song.ogg"])
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: /nonexistent/song.ogg: no such file\n")
+    }
+
+    @Test func noServerIsOneLineNamingIt() throws {
+        let run = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--server", "unix:/nonexistent/native"])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("offstage: error: cannot reach unix:/nonexistent/native: "))
+        #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func badOptionsAreOneLineErrors() throws {
+        let role = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--role", "alarm"])
+        #expect(role.status == 1)
+        #expect(role.stderr == "offstage: error: --role alarm: expected music or phone\n")
+        let volume = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--volume", "3"])
+        #expect(volume.stderr == "offstage: error: --volume must be within 0…1\n")
+    }
+
+    @Test func infoDescribesGoodFilesAndNamesBadOnes() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cut = try truncatedCopy(of: "clip.flac", keeping: 0.5, in: dir)
+        let run = try runOffstage(["audio", "info", audioFixture("clip.mp3"), cut])
+        #expect(run.status == 1)
+        #expect(run.stdout == "\(audioFixture("clip.mp3")): MPEG-1/2 Audio, 22050 Hz, 1 channel, 5 s\n")
+        #expect(run.stderr.hasPrefix("offstage: error: \(cut): truncated or corrupt"))
+        let formats = try runOffstage(["audio", "info", "--formats"])
+        #expect(formats.stdout.contains("FLAC (Free Lossless Audio Codec) (.flac)"))
+    }
+}
