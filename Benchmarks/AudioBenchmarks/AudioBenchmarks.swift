@@ -33,10 +33,12 @@ enum AudioBenchmarks {
         if only == nil || only == "cpu" {
             try await CPUBenchmark.run(server: server, seconds: seconds, offstage: offstage)
             print("")
+            fflush(nil)
         }
         if only == nil || only == "start" {
             try await StartLatencyBenchmark.run(server: server, iterations: iterations)
             print("")
+            fflush(nil)
         }
         if only == nil || only == "interruption" {
             try await InterruptionBenchmark.run(server: server, iterations: iterations)
@@ -68,17 +70,6 @@ struct Samples {
 
 func milliseconds(_ d: Duration) -> String { String(format: "%.2f ms", d.seconds * 1000) }
 func microseconds(_ d: Duration) -> String { String(format: "%.0f µs", d.seconds * 1e6) }
-
-/// The first event on `events` that matches, or nil after `timeout`.
-func firstEvent(
-    _ events: inout AsyncStream<AudioEvent>.Iterator, timeout: Duration = .seconds(10), _ matches: (AudioEvent) -> Bool
-) async -> (AudioEvent, ContinuousClock.Instant)? {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline, let event = await events.next() {
-        if matches(event) { return (event, ContinuousClock.now) }
-    }
-    return nil
-}
 
 struct BenchmarkError: Error, CustomStringConvertible {
     var description: String

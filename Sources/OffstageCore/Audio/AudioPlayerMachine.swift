@@ -48,6 +48,9 @@ public struct AudioPlayerMachine: Sendable, Hashable {
 
     public let role: AudioRole
     public private(set) var state: State = .ready
+    /// Played to the end and not moved since: the next play starts over,
+    /// even if an interruption came in between.
+    private var atEnd = false
 
     public init(role: AudioRole) { self.role = role }
 
@@ -58,12 +61,13 @@ public struct AudioPlayerMachine: Sendable, Hashable {
     /// the beginning, as `AVAudioPlayer` does.
     public mutating func play() throws(Refusal) -> [Action] {
         switch state {
-        case .ready, .paused:
+        case .ready, .paused, .ended:
             state = .playing
+            if atEnd {
+                atEnd = false
+                return [.rewind, .uncork]
+            }
             return [.uncork]
-        case .ended:
-            state = .playing
-            return [.rewind, .uncork]
         case .playing:
             return []
         case .interrupted:
@@ -93,6 +97,7 @@ public struct AudioPlayerMachine: Sendable, Hashable {
         case .ended: state = .paused
         default: break
         }
+        atEnd = false
     }
 
     /// The user stops the player for good.
@@ -150,10 +155,13 @@ public struct AudioPlayerMachine: Sendable, Hashable {
     }
 
     /// The server played everything written, up to the end of the file.
+    /// The stream is corked, so that nothing written later (a seek) plays
+    /// until the app plays again, and a call can interrupt it cleanly.
     public mutating func drained() -> [Action] {
         guard state == .playing else { return [] }
         state = .ended
-        return [.emit(.ended)]
+        atEnd = true
+        return [.cork, .emit(.ended)]
     }
 
     /// The player cannot go on.

@@ -21,7 +21,7 @@ public struct TimedAudioEvent: Sendable, Hashable {
 ///
 /// ```swift
 /// var server = VirtualAudioServer()
-/// let id = server.makePlayer(duration: .seconds(3), role: .music, at: .zero)
+/// let id = server.makePlayer(duration: .seconds(3), role: .music, at: .zero).id
 /// try server.play(id, at: .zero)                       // [started]
 /// server.advance(to: ClockTime(seconds: 3))            // [ended at 3 s]
 /// ```
@@ -60,15 +60,21 @@ public struct VirtualAudioServer: Sendable {
 
     // MARK: Players
 
-    /// Creates a corked player for a file of `duration`.
+    /// Creates a corked player for a file of `duration`. A `music` player
+    /// created during a call is interrupted at once, as role-cork does.
+    /// - Returns: its id, and what happened up to then (ends due before
+    ///   `time`, the new player's interruption).
     public mutating func makePlayer(duration: Duration, role: AudioRole, looping: Bool = false, at time: ClockTime)
-        -> AudioPlayerID
+        -> (id: AudioPlayerID, events: [TimedAudioEvent])
     {
-        _ = advance(to: time)
+        var events = advance(to: time)
         let id = AudioPlayerID(nextID)
         nextID += 1
-        players[id] = Player(machine: AudioPlayerMachine(role: role), duration: duration, looping: looping)
-        return id
+        var machine = AudioPlayerMachine(role: role)
+        let actions = callActive ? machine.corkRequested() : []
+        players[id] = Player(machine: machine, duration: duration, looping: looping)
+        events += perform(actions, on: id)
+        return (id, events)
     }
 
     public mutating func play(_ id: AudioPlayerID, at time: ClockTime) throws(AudioError) -> [TimedAudioEvent] {

@@ -40,6 +40,7 @@ final class AudioFeeder: Sendable {
     private let bytesPerFrame: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
     private let looping: Bool
     private let chunkFrames: Int
     private let dataArrived: @Sendable () -> Void
@@ -76,7 +77,8 @@ final class AudioFeeder: Sendable {
             s.read = (s.read + wanted) % capacity
             s.count -= wanted
             if wanted == 0, !s.endOfFile, s.error == nil { s.consumerStarved = true }
-            if s.decoderWaiting, s.count <= capacity / 2 {
+            // At the end or after an error the decoder waits for a seek, not for room.
+            if s.decoderWaiting, !s.endOfFile, s.error == nil, s.count <= capacity / 2 {
                 s.decoderWaiting = false
                 signal = true
             }
@@ -121,7 +123,21 @@ final class AudioFeeder: Sendable {
             "\(file.path): truncated: the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s")
     }
 
+    private let hasExitedFlag = Mutex(false)
+
+    /// Whether the decoder thread has exited.
+    var hasExited: Bool { hasExitedFlag.withLock { $0 } }
+
+    /// Waits until the decoder thread has exited (after ``stop()``).
+    func waitUntilStopped() {
+        if !hasExited { exited.wait() }
+    }
+
     private func decodeLoop() {
+        defer {
+            hasExitedFlag.withLock { $0 = true }
+            exited.signal()
+        }
         /// Where the decoder is in the file, in frames.
         var decoded = 0
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunkFrames * bytesPerFrame, alignment: 16)

@@ -68,8 +68,9 @@ public final class PrivatePulseAudio: Sendable {
         if headphones { lines.append("load-module module-null-sink \(headphonesModuleArguments)") }
         lines += [
             "set-default-sink \(headphones ? headphonesSink : speakerSink)",
-            // Streams move to a new output when it appears (headphones plugged in).
-            "load-module module-switch-on-connect",
+            // Streams move to a new output when it appears (headphones plugged
+            // in); null sinks are "virtual", which it ignores by default.
+            "load-module module-switch-on-connect ignore_virtual=no",
             "load-module module-role-cork trigger_roles=phone cork_roles=music",
             // An idle null sink renders in 2 s blocks and picks up a new
             // stream's latency only at the next block: suspended instead,
@@ -90,7 +91,7 @@ public final class PrivatePulseAudio: Sendable {
         let arguments = [
             "-n", "-F", directory.appendingPathComponent("offstage.pa").path, "--daemonize=no", "--use-pid-file=no",
             "--exit-idle-time=-1", "--log-target=stderr", "--disallow-exit=no",
-        ]
+        ] + (ProcessInfo.processInfo.environment["OFFSTAGE_PULSE_VERBOSE"] != nil ? ["-vvvv"] : [])
         unlink(socketPath)
         let child: ChildProcess
         do {

@@ -81,7 +81,10 @@ public final class PulseAudioBackend: AudioBackend {
     deinit { shutDown() }
 
     private func shutDown() {
-        lock.withLock { $0.close() }
+        let feeders = lock.withLock { $0.close() }
+        // A decoder thread may be about to take the loop's lock: let every
+        // one finish before the loop is freed.
+        for feeder in feeders { feeder.waitUntilStopped() }
         pa_threaded_mainloop_stop(lock.mainloop)
         pa_threaded_mainloop_free(lock.mainloop)
         continuation.finish()
@@ -112,7 +115,9 @@ public final class PulseAudioBackend: AudioBackend {
 
     public func stop(_ id: AudioPlayerID) throws(AudioError) {
         try lock.withLock { connection throws(AudioError) in
-            try connection.player(id).stop()
+            let player = try connection.player(id)
+            player.stop()
+            connection.retire(player)
             connection.players[id] = nil
         }
     }
@@ -147,7 +152,7 @@ public final class PulseAudioBackend: AudioBackend {
             guard let op = pa_context_get_server_info(context, PulseCallbacks.serverInfo, retained.toOpaque()) else {
                 throw AudioError(.serverUnavailable, "cannot query \(connection.serverName)")
             }
-            wait(for: op) { query.done }
+            try wait(for: op, on: connection) { query.done }
             let sinks = try listSinks(connection)
             return sinks.values.first { $0.name == query.defaultSink }?.route ?? .speaker
         }
@@ -167,7 +172,7 @@ public final class PulseAudioBackend: AudioBackend {
                 guard let op = pa_context_unload_module(try Self.context(connection), sink.ownerModule, PulseCallbacks.successResult, retained.toOpaque()) else {
                     throw AudioError(.serverUnavailable, "cannot reach \(connection.serverName)")
                 }
-                wait(for: op) { result.done }
+                try wait(for: op, on: connection) { result.done }
                 guard result.success else { throw AudioError(.streamFailed, "the server would not remove \(sink.name)") }
             }
         }
@@ -185,7 +190,7 @@ public final class PulseAudioBackend: AudioBackend {
                 try Self.context(connection), "module-null-sink", PrivatePulseAudio.headphonesModuleArguments,
                 PulseCallbacks.indexResult, retained.toOpaque())
             else { throw AudioError(.serverUnavailable, "cannot reach \(connection.serverName)") }
-            wait(for: op) { result.done }
+            try wait(for: op, on: connection) { result.done }
             guard result.success else { throw AudioError(.streamFailed, "the server would not add a headphones output") }
         }
     }
@@ -199,19 +204,25 @@ public final class PulseAudioBackend: AudioBackend {
         return context
     }
 
-    private func wait(for op: OpaquePointer, until done: () -> Bool) {
-        while !done(), pa_operation_get_state(op) == PA_OPERATION_RUNNING { lock.wait() }
+    /// Waits (the lock released meanwhile) until `done`, or the operation
+    /// is cancelled because the connection failed.
+    /// - Throws: ``AudioError`` `serverUnavailable` if it never completed.
+    private func wait(for op: OpaquePointer, on connection: PulseConnection, until done: () -> Bool) throws(AudioError) {
+        while !done(), connection.connected, pa_operation_get_state(op) == PA_OPERATION_RUNNING { lock.wait() }
         pa_operation_unref(op)
+        guard done() else { throw AudioError(.serverUnavailable, "lost \(connection.serverName) while waiting for it") }
     }
 
     private func listSinks(_ connection: PulseConnection) throws(AudioError) -> [UInt32: PulseSink] {
         let context = try Self.context(connection)
         let listing = PulseSinkListing(mainloop: connection.mainloop, completion: nil)
-        guard let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passRetained(listing).toOpaque()) else {
-            Unmanaged.passUnretained(listing).release()
-            throw AudioError(.serverUnavailable, "cannot list the outputs of \(connection.serverName)")
+        try withExtendedLifetime(listing) { () throws(AudioError) in
+            guard let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passUnretained(listing).toOpaque()) else {
+                throw AudioError(.serverUnavailable, "cannot list the outputs of \(connection.serverName)")
+            }
+            try wait(for: op, on: connection) { listing.done }
         }
-        wait(for: op) { listing.done }
+        connection.remember(listing.sinks)
         return listing.sinks
     }
 }

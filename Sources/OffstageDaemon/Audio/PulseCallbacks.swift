@@ -53,18 +53,17 @@ enum PulseCallbacks {
         player(userdata).drained(success: success != 0)
     }
 
-    /// Collects sinks into a retained ``PulseSinkListing`` and releases it at the end.
+    /// Collects sinks into a ``PulseSinkListing`` (kept alive by its owner).
     static let sinkList: pa_sink_info_cb_t = { _, info, eol, userdata in
-        let listing = Unmanaged<PulseSinkListing>.fromOpaque(userdata!)
+        let listing = Unmanaged<PulseSinkListing>.fromOpaque(userdata!).takeUnretainedValue()
         if let info, eol == 0 {
             let sink = PulseSink(info.pointee)
-            listing.takeUnretainedValue().sinks[sink.index] = sink
+            listing.sinks[sink.index] = sink
             return
         }
-        let value = listing.takeRetainedValue()
-        value.done = true
-        value.completion?(value.sinks)
-        pa_threaded_mainloop_signal(value.mainloop, 0)
+        listing.done = true
+        pa_threaded_mainloop_signal(listing.mainloop, 0)
+        listing.completion?(listing.sinks)
     }
 
     static let serverInfo: pa_server_info_cb_t = { _, info, userdata in

@@ -8,8 +8,9 @@ final class PulseConnection {
     let mainloop: OpaquePointer
     let options: PulseAudioOptions
     let continuation: AsyncStream<AudioEvent>.Continuation
-    /// Set once the backend exists, for the decoder threads to come back through.
-    var lock: PulseLock!
+    /// Set once the backend exists, for the decoder threads to come back
+    /// through (weak: the lock owns this connection).
+    weak var lock: PulseLock?
 
     private(set) var context: OpaquePointer?
     private(set) var connected = false
@@ -26,6 +27,11 @@ final class PulseConnection {
     private(set) var sinks: [UInt32: PulseSink] = [:]
     /// A corked, empty stream holding the server at our latency.
     private var latencyAnchor: OpaquePointer?
+    /// Queries under way, held here because libpulse holds them unretained
+    /// (released when they complete or the connection fails, which cancels them).
+    private var pending: [ObjectIdentifier: AnyObject] = [:]
+    /// Decoders of closed players whose threads may still be finishing.
+    private var retired: [AudioFeeder] = []
 
     init(mainloop: OpaquePointer, options: PulseAudioOptions, continuation: AsyncStream<AudioEvent>.Continuation) {
         self.mainloop = mainloop
@@ -93,8 +99,11 @@ final class PulseConnection {
     /// The connection failed or was lost: forget every player and retry.
     private func fail(reason: String) {
         connected = false
-        for player in players.values { player.close() }
+        for player in players.values { retire(player) }
         players.removeAll()
+        pending.removeAll()
+        // Wakes callers waiting for an operation the failure cancelled.
+        pa_threaded_mainloop_signal(mainloop, 0)
         guard everConnected else {
             firstFailure = reason
             pa_threaded_mainloop_signal(mainloop, 0)
@@ -124,12 +133,15 @@ final class PulseConnection {
     }
 
     /// Disconnects for good.
-    func close() {
+    /// - Returns: the players' decoders, to wait for once the lock is released.
+    func close() -> [AudioFeeder] {
         closing = true
-        for player in players.values { player.close() }
+        for player in players.values { retire(player) }
         players.removeAll()
+        pending.removeAll()
         if let context { drop(context) }
         connected = false
+        return retired
     }
 
     /// Opens the latency anchor: a stream that stays corked and is never
@@ -169,6 +181,14 @@ final class PulseConnection {
         return player
     }
 
+    /// Closes a player (the caller forgets it) and keeps its decoder until
+    /// the thread has exited.
+    func retire(_ player: PulsePlayer) {
+        player.close()
+        retired.removeAll { $0.hasExited }
+        retired.append(player.feeder)
+    }
+
     func emit(_ event: AudioEvent) {
         options.eventProbe?(event, ContinuousClock.now)
         continuation.yield(event)
@@ -176,15 +196,24 @@ final class PulseConnection {
 
     // MARK: Sinks
 
-    /// Lists the outputs again, then calls `then` with the previous list.
-    func refreshSinks(then: ((_ previous: [UInt32: PulseSink]) -> Void)?) {
+    /// Lists the outputs again, keeps the list in ``sinks``, then calls `then` with it.
+    func refreshSinks(then: (([UInt32: PulseSink]) -> Void)?) {
         guard let context else { return }
-        let listing = PulseSinkListing(mainloop: mainloop) { [unowned self] sinks in
-            let previous = self.sinks
+        let listing = PulseSinkListing(mainloop: mainloop, completion: nil)
+        let key = ObjectIdentifier(listing)
+        listing.completion = { [unowned self] sinks in
+            self.pending[key] = nil
             self.sinks = sinks
-            then?(previous)
+            then?(sinks)
         }
-        let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passRetained(listing).toOpaque())
-        if let op { pa_operation_unref(op) } else { Unmanaged.passUnretained(listing).release() }
+        pending[key] = listing
+        if let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passUnretained(listing).toOpaque()) {
+            pa_operation_unref(op)
+        } else {
+            pending[key] = nil
+        }
     }
+
+    /// Keeps a list a caller fetched itself.
+    func remember(_ sinks: [UInt32: PulseSink]) { self.sinks = sinks }
 }

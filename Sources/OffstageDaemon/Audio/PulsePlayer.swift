@@ -10,16 +10,26 @@ final class PulsePlayer {
     let request: AudioPlayerRequest
     unowned let connection: PulseConnection
     private(set) var machine: AudioPlayerMachine
-    private let feeder: AudioFeeder
+    let feeder: AudioFeeder
     private var stream: OpaquePointer?
     private var sampleSpec: pa_sample_spec
     private let bytesPerFrame: Int
     private let frameCount: Int
     let duration: Duration
     private var ready = false
+    /// Audio has been written since the stream became ready or was flushed.
+    private var primed = false
+    /// An uncork waiting for the first audio (see ``cork(_:)``).
+    private var uncorkWhenPrimed = false
+    /// The decoder has nothing more to give (the end, or an error).
+    private var feederFinished = false
     private var draining: OpaquePointer?
-    /// The sink the stream plays on.
+    /// The sink the stream plays on, and its route once known.
     private var sinkIndex = UInt32.max
+    private var route: AudioRoute?
+    /// The highest sink index when the route was last learnt: a sink above
+    /// it appeared since (PulseAudio never reuses indexes).
+    private var sinkHighWater: UInt32 = 0
     /// Position at the last seek, and the stream's time then.
     private var seekBase: Duration = .zero
     private var timeBase: Int64 = 0
@@ -38,9 +48,9 @@ final class PulsePlayer {
         sampleSpec = pa_sample_spec(
             format: file.sampleKind == .int16 ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
             rate: UInt32(file.sampleRate), channels: UInt8(file.channels))
-        let lock = connection.lock!
-        feeder = AudioFeeder(file: file, looping: request.looping) { [lock] in
-            lock.withLock { connection in connection.players[id]?.fill() }
+        weak let lock = connection.lock
+        feeder = AudioFeeder(file: file, looping: request.looping) {
+            lock?.withLock { connection in connection.players[id]?.fill() }
         }
         guard let context = connection.context else {
             feeder.stop()
@@ -108,10 +118,8 @@ final class PulsePlayer {
         do { perform(try machine.pause()) } catch { throw .refused(id, error) }
     }
 
-    func stop() {
-        perform(machine.stop())
-        close()
-    }
+    /// Stops for good; the caller retires the player (``PulseConnection/retire(_:)``).
+    func stop() { perform(machine.stop()) }
 
     func seek(to position: Duration) throws(AudioError) {
         guard position >= .zero else { throw AudioError(.invalidArgument, "\(id): cannot seek to a negative position") }
@@ -150,6 +158,10 @@ final class PulsePlayer {
         case PA_STREAM_READY:
             ready = true
             sinkIndex = pa_stream_get_device_index(stream)
+            let id = id
+            connection.refreshSinks { [unowned connection] sinks in
+                connection.players[id]?.learnRoute(sinks)
+            }
             applyVolume()
             fill()
             // A play request that came while the stream was connecting.
@@ -173,6 +185,12 @@ final class PulsePlayer {
             let take = feeder.take(into: data, maximum: size)
             guard take.bytes > 0 else {
                 pa_stream_cancel_write(stream)
+                feederFinished = take.finished || take.error != nil
+                if feederFinished, uncorkWhenPrimed {
+                    // Nothing more to write (a seek to the end): uncork so the drain can finish.
+                    uncorkWhenPrimed = false
+                    if let op = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(op) }
+                }
                 if let error = take.error {
                     perform([.cork] + machine.failed(error.message))
                 } else if take.finished, draining == nil {
@@ -182,6 +200,11 @@ final class PulsePlayer {
             }
             pa_stream_write(stream, data, take.bytes, nil, 0, PA_SEEK_RELATIVE)
             writable -= take.bytes
+            primed = true
+            if uncorkWhenPrimed {
+                uncorkWhenPrimed = false
+                cork(false)
+            }
         }
     }
 
@@ -196,15 +219,22 @@ final class PulsePlayer {
         let to = pa_stream_get_device_index(stream)
         sinkIndex = to
         let id = id
-        connection.refreshSinks { [unowned connection] previous in
+        connection.refreshSinks { [unowned connection] sinks in
             guard let player = connection.players[id] else { return }
-            let now = connection.sinks
-            let highest = previous.keys.max() ?? 0
+            let oldRoute = player.route ?? .speaker
+            let appeared = to > player.sinkHighWater
+            player.learnRoute(sinks)
             player.perform(
                 player.machine.moved(
-                    from: previous[from]?.route ?? .speaker, to: now[to]?.route ?? .speaker,
-                    oldDeviceGone: now[from] == nil, newDeviceAppeared: to > highest))
+                    from: oldRoute, to: sinks[to]?.route ?? .speaker,
+                    oldDeviceGone: sinks[from] == nil, newDeviceAppeared: appeared))
         }
+    }
+
+    /// Records the route of the sink the stream is on, from a fresh list.
+    private func learnRoute(_ sinks: [UInt32: PulseSink]) {
+        route = sinks[sinkIndex]?.route ?? route
+        sinkHighWater = max(sinkHighWater, sinks.keys.max() ?? 0)
     }
 
     func started() { perform(machine.started()) }
@@ -230,9 +260,24 @@ final class PulsePlayer {
 
     /// Corks or uncorks; before the stream is ready, ``stateChanged()``
     /// uncorks it if the player is playing by then.
+    ///
+    /// An uncork waits until audio has been written: a stream that runs
+    /// empty counts as silent for the server's policy, so a `phone` stream
+    /// uncorked before its first audio made role-cork interrupt the music,
+    /// end the interruption at the underrun, and interrupt it again.
     private func cork(_ corked: Bool) {
         guard let stream, ready else { return }
+        if corked {
+            uncorkWhenPrimed = false
+        } else if !primed && !feederFinished {
+            uncorkWhenPrimed = true
+            fill()
+            return
+        }
         if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+        // A drain acknowledged while corked (a seek to the end) is over:
+        // writing again starts a new one, which ends when it has played.
+        if !corked { fill() }
     }
 
     private func reposition(to position: Duration) {
@@ -244,6 +289,8 @@ final class PulsePlayer {
         if let stream, ready, let now = streamTime(stream) { timeBase = now } else { timeBase = 0 }
         seekBase = position
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
+        primed = false
+        feederFinished = false
         feeder.seek(toFrame: Int(position.nanoseconds * Int64(sampleSpec.rate) / 1_000_000_000))
         fill()
     }

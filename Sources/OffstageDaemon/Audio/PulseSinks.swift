@@ -18,12 +18,13 @@ struct PulseSink: Sendable, Hashable {
     }
 }
 
-/// Collects a sink list from libpulse, then hands it over.
+/// Collects a sink list from libpulse, then hands it over. Its owner
+/// keeps it alive until then (libpulse holds it unretained).
 final class PulseSinkListing {
     let mainloop: OpaquePointer
     var sinks: [UInt32: PulseSink] = [:]
     var done = false
-    let completion: (([UInt32: PulseSink]) -> Void)?
+    var completion: (([UInt32: PulseSink]) -> Void)?
 
     init(mainloop: OpaquePointer, completion: (([UInt32: PulseSink]) -> Void)?) {
         self.mainloop = mainloop

@@ -63,7 +63,11 @@ public final class VirtualAudioBackend: AudioBackend {
 
     public func makePlayer(_ request: AudioPlayerRequest) throws(AudioError) -> AudioPlayerID {
         let duration = try AudioFile(path: request.path).duration
-        return server.withLock { $0.makePlayer(duration: duration, role: request.role, looping: request.looping, at: $0.now) }
+        return server.withLock { server in
+            let (id, events) = server.makePlayer(duration: duration, role: request.role, looping: request.looping, at: server.now)
+            for timed in events { continuation.yield(timed.event) }
+            return id
+        }
     }
 
     public func play(_ id: AudioPlayerID) throws(AudioError) {

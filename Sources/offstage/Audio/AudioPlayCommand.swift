@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OffstageCore
 import OffstageDaemon
+import Synchronization
 
 /// `offstage audio play`: play a file and print what the engine sees.
 struct AudioPlayCommand: AsyncParsableCommand {
@@ -47,8 +48,19 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
             var player = try startPlayer(backend, request, at: .seconds(start))
-            var lastPosition = Duration.seconds(start)
+            let tracker = PositionTracker(start: .seconds(start))
+            // The position is read often, so a restart after a server reset
+            // resumes from where the sound was, not from the last event.
+            let polling = Task {
+                while !Task.isCancelled {
+                    if let position = try? backend.position(tracker.player) { tracker.update(position) }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            defer { polling.cancel() }
+            tracker.follow(player)
             for await event in backend.events {
+                var lastPosition = tracker.position
                 switch event {
                 case .connected: continue
                 case .disconnected(let why):
@@ -56,9 +68,13 @@ struct AudioPlayCommand: AsyncParsableCommand {
                 case .mediaServicesReset:
                     print("\(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     player = try startPlayer(backend, request, at: lastPosition)
+                    tracker.follow(player)
                 case .player(let id, let event):
                     guard id == player else { continue }
-                    if let position = try? backend.position(id) { lastPosition = position }
+                    if let position = try? backend.position(id) {
+                        tracker.update(position)
+                        lastPosition = position
+                    }
                     print("\(stamp(lastPosition))  \(event)")
                     fflush(nil)
                     switch event {
@@ -68,7 +84,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
                         print("paused, as iOS does when the headphones are unplugged")
                         return
                     case .ended: return
-                    case .failed: throw ExitCode.failure
+                    case .failed(let message): throw CommandError(message)
                     default: break
                     }
                 }
@@ -88,4 +104,21 @@ struct AudioPlayCommand: AsyncParsableCommand {
         let text = formatSeconds(position.seconds)
         return String(repeating: " ", count: max(0, 8 - text.count)) + text + " s"
     }
+}
+
+/// The player being followed and its last known position, shared with the
+/// task that polls it.
+private final class PositionTracker: Sendable {
+    private struct State {
+        var player = AudioPlayerID(0)
+        var position: Duration
+    }
+    private let state: Mutex<State>
+
+    init(start: Duration) { state = Mutex(State(position: start)) }
+
+    var player: AudioPlayerID { state.withLock { $0.player } }
+    var position: Duration { state.withLock { $0.position } }
+    func follow(_ player: AudioPlayerID) { state.withLock { $0.player = player } }
+    func update(_ position: Duration) { state.withLock { $0.position = position } }
 }

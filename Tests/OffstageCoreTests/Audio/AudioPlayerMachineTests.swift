@@ -36,8 +36,26 @@ import Testing
     @Test func playingAfterTheEndRewinds() throws {
         var player = AudioPlayerMachine(role: .music)
         _ = try player.play()
-        #expect(player.drained() == [.emit(.ended)])
+        #expect(player.drained() == [.cork, .emit(.ended)])
         #expect(try player.play() == [.rewind, .uncork])
+    }
+
+    @Test func aCallAfterTheEndStillRewindsOnThenextPlay() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        _ = player.drained()
+        #expect(player.corkRequested() == [.emit(.interruptionBegan)])
+        _ = player.uncorkRequested()
+        #expect(try player.play() == [.rewind, .uncork])
+    }
+
+    @Test func seekingAfterTheEndPlaysFromThere() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        _ = player.drained()
+        try player.seek()
+        #expect(player.state == .paused)
+        #expect(try player.play() == [.uncork])
     }
 
     @Test func aStoppedOrFailedPlayerRefusesEverything() throws {

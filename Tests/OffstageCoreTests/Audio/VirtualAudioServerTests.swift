@@ -6,7 +6,7 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
 @Suite struct VirtualAudioServerTests {
     @Test func playbackEndsExactlyWhenTheFileHasPlayed() throws {
         var server = VirtualAudioServer()
-        let id = server.makePlayer(duration: .seconds(3), role: .music, at: t(0))
+        let id = server.makePlayer(duration: .seconds(3), role: .music, at: t(0)).id
         #expect(try server.play(id, at: t(1)).map(\.event) == [.player(id, .started)])
         #expect(server.nextDeadline == t(4))
         #expect(server.advance(to: t(2.5)) == [])
@@ -18,7 +18,7 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
 
     @Test func pauseAndSeekMoveTheEnd() throws {
         var server = VirtualAudioServer()
-        let id = server.makePlayer(duration: .seconds(10), role: .music, at: t(0))
+        let id = server.makePlayer(duration: .seconds(10), role: .music, at: t(0)).id
         _ = try server.play(id, at: t(0))
         _ = try server.pause(id, at: t(2))
         #expect(server.nextDeadline == nil)
@@ -30,9 +30,9 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
 
     @Test func aPhonePlayerInterruptsMusicUntilItStops() throws {
         var server = VirtualAudioServer()
-        let music = server.makePlayer(duration: .seconds(60), role: .music, at: t(0))
+        let music = server.makePlayer(duration: .seconds(60), role: .music, at: t(0)).id
         _ = try server.play(music, at: t(0))
-        let ring = server.makePlayer(duration: .seconds(2), role: .phone, looping: true, at: t(1))
+        let ring = server.makePlayer(duration: .seconds(2), role: .phone, looping: true, at: t(1)).id
         let began = try server.play(ring, at: t(5))
         #expect(began.map(\.event) == [.player(ring, .started), .player(music, .interruptionBegan)])
         #expect(try server.position(music) == .seconds(5))
@@ -44,12 +44,28 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
         #expect(try server.state(music) == .paused)
     }
 
+    @Test func musicCreatedDuringACallStartsInterrupted() throws {
+        var server = VirtualAudioServer()
+        _ = server.beginInterruption(at: t(0))
+        let (id, events) = server.makePlayer(duration: .seconds(3), role: .music, at: t(1))
+        #expect(events.map(\.event) == [.player(id, .interruptionBegan)])
+        #expect(throws: AudioError.refused(id, .interrupted)) { try server.play(id, at: t(1)) }
+    }
+
+    @Test func anEndFallingBeforeANewPlayerIsStillReported() throws {
+        var server = VirtualAudioServer()
+        let first = server.makePlayer(duration: .seconds(1), role: .music, at: t(0)).id
+        _ = try server.play(first, at: t(0))
+        let (_, events) = server.makePlayer(duration: .seconds(1), role: .music, at: t(5))
+        #expect(events == [TimedAudioEvent(time: t(1), event: .player(first, .ended))])
+    }
+
     @Test func anInjectedInterruptionCanEndWithoutResume() throws {
         var server = VirtualAudioServer()
-        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0))
+        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0)).id
         _ = try server.play(id, at: t(0))
         #expect(server.beginInterruption(at: t(1)).map(\.event) == [.player(id, .interruptionBegan)])
-        #expect(throws: AudioError.self) { try server.play(id, at: t(2)) }
+        #expect(throws: AudioError.refused(id, .interrupted)) { try server.play(id, at: t(2)) }
         #expect(
             server.endInterruption(shouldResume: false, at: t(3)).map(\.event)
                 == [.player(id, .interruptionEnded(shouldResume: false))])
@@ -57,7 +73,7 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
 
     @Test func unpluggingHeadphonesPausesPlayback() throws {
         var server = VirtualAudioServer(headphonesPlugged: true)
-        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0))
+        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0)).id
         _ = try server.play(id, at: t(0))
         #expect(
             server.unplugHeadphones(at: t(4)).map(\.event)
@@ -72,15 +88,15 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
 
     @Test func aResetDropsEveryPlayer() throws {
         var server = VirtualAudioServer()
-        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0))
+        let id = server.makePlayer(duration: .seconds(60), role: .music, at: t(0)).id
         #expect(server.resetMediaServices(at: t(1)).map(\.event).last == .mediaServicesReset)
         #expect(throws: AudioError.noSuchPlayer(id)) { try server.play(id, at: t(2)) }
     }
 
     @Test func endsAreReportedInTimeOrder() throws {
         var server = VirtualAudioServer()
-        let long = server.makePlayer(duration: .seconds(5), role: .music, at: t(0))
-        let short = server.makePlayer(duration: .seconds(2), role: .music, at: t(0))
+        let long = server.makePlayer(duration: .seconds(5), role: .music, at: t(0)).id
+        let short = server.makePlayer(duration: .seconds(2), role: .music, at: t(0)).id
         _ = try server.play(long, at: t(0))
         _ = try server.play(short, at: t(0))
         #expect(

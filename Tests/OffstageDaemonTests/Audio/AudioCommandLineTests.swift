@@ -10,10 +10,11 @@ import Testing
         let run = try runOffstage(
             ["audio", "play", audioFixture("ringtone.wav"), "--app", "Test"], environment: ["PULSE_SERVER": server.serverAddress])
         #expect(run.status == 0, "\(run.stderr)")
+        // `started` again after an underrun is possible on a busy machine.
         let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(lines.count == 2, "\(run.stdout)")
-        #expect(lines.first?.hasSuffix("started") == true)
-        #expect(lines.last?.hasSuffix("s  ended") == true)
+        #expect(lines.first?.hasSuffix("started") == true, "\(run.stdout)")
+        #expect(lines.last?.hasSuffix("s  ended") == true, "\(run.stdout)")
+        #expect(lines.dropLast().allSatisfy { $0.hasSuffix("started") }, "\(run.stdout)")
         #expect(run.stderr.hasPrefix("Playing \(audioFixture("ringtone.wav")) (WAV (Microsoft), 22050 Hz, 1 channel, 1 s) as music on the speaker."))
     }
 

@@ -19,7 +19,7 @@ import Testing
         #expect(elapsed >= .milliseconds(950) && elapsed < .milliseconds(1400), "ended after \(elapsed), started after \(String(describing: started))")
         #expect(try rig.backend.state(id) == .ended)
         let end = try rig.backend.position(id)
-        #expect(abs(end.seconds - 1) < 0.06, "position at the end: \(end)")
+        #expect(abs(end.seconds - 1) < 0.1, "position at the end: \(end)")
     }
 
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
@@ -30,13 +30,13 @@ import Testing
         let call = try rig.paplay(audioFixture("ringtone.wav"), role: .phone)
         #expect(await rig.recorder.next(.player(id, .interruptionBegan)) != nil)
         #expect(try rig.backend.state(id) == .interrupted)
-        #expect(throws: AudioError.self) { try rig.backend.play(id) }
+        #expect(throws: AudioError.refused(id, .interrupted)) { try rig.backend.play(id) }
         let paused = try rig.backend.position(id)
         call.waitUntilExit()
         #expect(await rig.recorder.next(.player(id, .interruptionEnded(shouldResume: true))) != nil)
         #expect(try rig.backend.state(id) == .paused)
         let later = try rig.backend.position(id)
-        #expect(abs(later.seconds - paused.seconds) < 0.06, "no progress while interrupted: \(paused) then \(later)")
+        #expect(abs(later.seconds - paused.seconds) < 0.1, "no progress while interrupted: \(paused) then \(later)")
         try rig.backend.play(id)
         #expect(await rig.recorder.next(.player(id, .started)) != nil)
     }
@@ -50,8 +50,11 @@ import Testing
             AudioPlayerRequest(path: audioFixture("ringtone.wav"), role: .phone, appName: "Phone", looping: true))
         try rig.backend.play(ring)
         #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
-        // The ringtone loops: it is still playing after its 1 s file would have ended.
+        // The ringtone loops: it is still playing after its 1 s file would have
+        // ended, and its position has wrapped around.
         #expect(await rig.recorder.next(.player(ring, .ended), timeout: .milliseconds(1500)) == nil)
+        #expect(try rig.backend.state(ring) == .playing)
+        #expect(try rig.backend.position(ring) < .seconds(1))
         try rig.backend.stop(ring)
         #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
     }
@@ -73,6 +76,45 @@ import Testing
             await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones)))
                 != nil)
         #expect(try rig.backend.state(id) == .paused, "plugging in does not resume")
+    }
+
+    @Test func everyPlayerSeesTheRouteOfHeadphonesPluggedInAfterConnecting() async throws {
+        let rig = try PulseRig()
+        let first = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        let second = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.ogg"), appName: "Podcast"))
+        for id in [first, second] {
+            try rig.backend.play(id)
+            #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        }
+        try rig.backend.plugHeadphones()
+        for id in [first, second] {
+            #expect(
+                await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))) != nil)
+        }
+        for id in [first, second] { try rig.backend.play(id) }
+        try rig.backend.unplugHeadphones()
+        for id in [first, second] {
+            #expect(
+                await rig.recorder.next(.player(id, .routeChanged(reason: .oldDeviceUnavailable, from: .headphones, to: .speaker))) != nil)
+            #expect(try rig.backend.state(id) == .paused)
+        }
+    }
+
+    @Test func seekingToTheEndWhilePausedEndsOnPlay() async throws {
+        let rig = try PulseRig()
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("ringtone.wav"), appName: "Test"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        try rig.backend.pause(id)
+        try rig.backend.seek(id, to: .seconds(1))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .ended)) != nil)
+        // After the end a seek does not play on its own.
+        try rig.backend.seek(id, to: .milliseconds(200))
+        #expect(try rig.backend.state(id) == .paused)
+        #expect(await rig.recorder.next(.player(id, .ended), timeout: .seconds(1)) == nil)
+        let position = try rig.backend.position(id)
+        #expect(abs(position.seconds - 0.2) < 0.1, "the paused stream played on: \(position)")
     }
 
     @Test func aKilledServerIsReconnectedAndReportedAsAReset() async throws {
