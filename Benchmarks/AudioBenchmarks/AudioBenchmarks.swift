@@ -22,7 +22,7 @@ enum AudioBenchmarks {
         print("Offstage audio benchmarks (\(quick ? "quick" : "full") run), private PulseAudio server, null sinks")
         print("")
         let external = arguments.firstIndex(of: "--server").map { arguments[$0 + 1] }
-        let privateServer = try external == nil ? PrivatePulseAudio() : nil
+        let privateServer = try external == nil ? PrivatePulseAudio(exitWhenIdle: .seconds(60)) : nil
         defer { privateServer?.stop() }
         let server = BenchServer(
             serverAddress: external ?? privateServer!.serverAddress,

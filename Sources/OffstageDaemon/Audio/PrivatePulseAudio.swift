@@ -13,6 +13,7 @@ import Synchronization
 /// it through ``serverAddress`` (what `PULSE_SERVER` would hold).
 public final class PrivatePulseAudio: Sendable {
     private let process = Mutex<ChildProcess?>(nil)
+    private let exitWhenIdle: Duration?
 
     /// The directory holding the socket, the configuration and the log.
     public let directory: URL
@@ -46,8 +47,14 @@ public final class PrivatePulseAudio: Sendable {
     ///   - directory: where to keep its files; a new temporary one if nil.
     ///   - headphones: start with the headphones plugged in (they are then
     ///     the default output).
+    ///   - exitWhenIdle: let the server exit after this long without
+    ///     clients, so one left behind by a killed test or benchmark does
+    ///     not live on (nil: it runs until stopped).
     /// - Throws: ``AudioError`` `serverUnavailable` with the server's last log line.
-    public init(directory: URL? = nil, headphones: Bool = false, timeout: Duration = .seconds(10)) throws(AudioError) {
+    public init(
+        directory: URL? = nil, headphones: Bool = false, exitWhenIdle: Duration? = nil, timeout: Duration = .seconds(10)
+    ) throws(AudioError) {
+        self.exitWhenIdle = exitWhenIdle
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
@@ -90,7 +97,8 @@ public final class PrivatePulseAudio: Sendable {
         environment["PULSE_COOKIE"] = directory.appendingPathComponent("cookie").path
         let arguments = [
             "-n", "-F", directory.appendingPathComponent("offstage.pa").path, "--daemonize=no", "--use-pid-file=no",
-            "--exit-idle-time=-1", "--log-target=stderr", "--disallow-exit=no",
+            "--exit-idle-time=\(exitWhenIdle.map { String(max(1, $0.components.seconds)) } ?? "-1")",
+            "--log-target=stderr", "--disallow-exit=no",
         ] + (ProcessInfo.processInfo.environment["OFFSTAGE_PULSE_VERBOSE"] != nil ? ["-vvvv"] : [])
         unlink(socketPath)
         let child: ChildProcess

@@ -54,7 +54,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let polling = Task {
                 while !Task.isCancelled {
                     if let position = try? backend.position(tracker.player) { tracker.update(position) }
-                    try? await Task.sleep(for: .milliseconds(100))
+                    try? await Task.sleep(for: .seconds(1))
                 }
             }
             defer { polling.cancel() }

@@ -6,7 +6,7 @@ import Testing
 /// `offstage audio`, run as the built binary.
 @Suite(.timeLimit(.minutes(2))) struct AudioCommandLineTests {
     @Test func playingAFileToTheEndPrintsItsEvents() throws {
-        let server = try PrivatePulseAudio()
+        let server = try PrivatePulseAudio(exitWhenIdle: .seconds(30))
         let run = try runOffstage(
             ["audio", "play", audioFixture("ringtone.wav"), "--app", "Test"], environment: ["PULSE_SERVER": server.serverAddress])
         #expect(run.status == 0, "\(run.stderr)")

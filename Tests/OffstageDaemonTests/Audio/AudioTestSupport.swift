@@ -10,7 +10,7 @@ struct PulseRig {
     let recorder: AudioEventRecorder
 
     init(headphones: Bool = false, options: (inout PulseAudioOptions) -> Void = { _ in }) throws {
-        server = try PrivatePulseAudio(headphones: headphones)
+        server = try PrivatePulseAudio(headphones: headphones, exitWhenIdle: .seconds(30))
         let recorder = AudioEventRecorder()
         var o = PulseAudioOptions(server: server.serverAddress)
         o.reconnectInterval = .milliseconds(250)
