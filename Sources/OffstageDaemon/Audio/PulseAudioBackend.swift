@@ -222,7 +222,6 @@ public final class PulseAudioBackend: AudioBackend {
             }
             try wait(for: op, on: connection) { listing.done }
         }
-        connection.remember(listing.sinks)
         return listing.sinks
     }
 }

@@ -23,8 +23,6 @@ final class PulseConnection {
 
     var players: [AudioPlayerID: PulsePlayer] = [:]
     private var nextPlayer = 1
-    /// The outputs as last listed.
-    private(set) var sinks: [UInt32: PulseSink] = [:]
     /// A corked, empty stream holding the server at our latency.
     private var latencyAnchor: OpaquePointer?
     /// Queries under way, held here because libpulse holds them unretained
@@ -71,7 +69,6 @@ final class PulseConnection {
             connected = true
             lossReported = false
             openLatencyAnchor(context)
-            refreshSinks(then: nil)
             emit(everConnected ? .mediaServicesReset : .connected(serverName))
             everConnected = true
             pa_threaded_mainloop_signal(mainloop, 0)
@@ -196,15 +193,14 @@ final class PulseConnection {
 
     // MARK: Sinks
 
-    /// Lists the outputs again, keeps the list in ``sinks``, then calls `then` with it.
-    func refreshSinks(then: (([UInt32: PulseSink]) -> Void)?) {
+    /// Lists the outputs, then calls `then` with the list.
+    func listSinks(then: @escaping ([UInt32: PulseSink]) -> Void) {
         guard let context else { return }
         let listing = PulseSinkListing(mainloop: mainloop, completion: nil)
         let key = ObjectIdentifier(listing)
         listing.completion = { [unowned self] sinks in
             self.pending[key] = nil
-            self.sinks = sinks
-            then?(sinks)
+            then(sinks)
         }
         pending[key] = listing
         if let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passUnretained(listing).toOpaque()) {
@@ -213,7 +209,4 @@ final class PulseConnection {
             pending[key] = nil
         }
     }
-
-    /// Keeps a list a caller fetched itself.
-    func remember(_ sinks: [UInt32: PulseSink]) { self.sinks = sinks }
 }

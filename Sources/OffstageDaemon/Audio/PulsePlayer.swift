@@ -159,7 +159,7 @@ final class PulsePlayer {
             ready = true
             sinkIndex = pa_stream_get_device_index(stream)
             let id = id
-            connection.refreshSinks { [unowned connection] sinks in
+            connection.listSinks { [unowned connection] sinks in
                 connection.players[id]?.learnRoute(sinks)
             }
             applyVolume()
@@ -219,7 +219,7 @@ final class PulsePlayer {
         let to = pa_stream_get_device_index(stream)
         sinkIndex = to
         let id = id
-        connection.refreshSinks { [unowned connection] sinks in
+        connection.listSinks { [unowned connection] sinks in
             guard let player = connection.players[id] else { return }
             let oldRoute = player.route ?? .speaker
             let appeared = to > player.sinkHighWater
