@@ -10,9 +10,15 @@ public struct PulseAudioOptions: Sendable {
     public var server: String?
     /// The client name the server shows.
     public var clientName = "Offstage"
-    /// The latency requested per stream: small, so positions and the end
-    /// of a file are exact (the null sink otherwise plays in 2 s blocks).
+    /// The sink latency each stream asks for: small, so positions, pauses
+    /// and the end of a file are exact (the null sink otherwise plays in
+    /// 2 s blocks).
     public var latency: Duration = .milliseconds(50)
+    /// How much audio each stream keeps queued on the server beyond the
+    /// latency. The server asks for more when half of it has played, so a
+    /// player wakes the engine about twice per buffering; the queue does
+    /// not delay anything (a pause corks at once, a seek flushes it).
+    public var buffering: Duration = .seconds(1)
     /// How long to wait between reconnection attempts.
     public var reconnectInterval: Duration = .seconds(1)
     /// Called on libpulse's thread the moment a cork (`true`) or uncork

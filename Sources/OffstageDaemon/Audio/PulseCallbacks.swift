@@ -22,6 +22,14 @@ enum PulseCallbacks {
         connection(userdata).reconnectTimerFired()
     }
 
+    static let anchorState: pa_stream_notify_cb_t = { stream, userdata in
+        connection(userdata).anchorStateChanged(stream!)
+    }
+
+    static let sinkRestarted: pa_context_success_cb_t = { _, _, userdata in
+        connection(userdata).becomeConnected()
+    }
+
     static let streamState: pa_stream_notify_cb_t = { _, userdata in
         player(userdata).stateChanged()
     }

@@ -66,12 +66,9 @@ final class PulseConnection {
         guard context == self.context else { return }
         switch pa_context_get_state(context) {
         case PA_CONTEXT_READY:
-            connected = true
-            lossReported = false
+            // Connected once the anchor holds the server at our latency.
             openLatencyAnchor(context)
-            emit(everConnected ? .mediaServicesReset : .connected(serverName))
-            everConnected = true
-            pa_threaded_mainloop_signal(mainloop, 0)
+            if latencyAnchor == nil { becomeConnected() }
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
             let reason = pulseErrorText(context)
             drop(context)
@@ -81,8 +78,19 @@ final class PulseConnection {
         }
     }
 
+    /// Reports the connection (or the reconnection) and lets players be made.
+    func becomeConnected() {
+        guard !connected, context != nil else { return }
+        connected = true
+        lossReported = false
+        emit(everConnected ? .mediaServicesReset : .connected(serverName))
+        everConnected = true
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
     private func drop(_ context: OpaquePointer) {
         if let latencyAnchor {
+            pa_stream_set_state_callback(latencyAnchor, nil, nil)
             pa_stream_disconnect(latencyAnchor)
             pa_stream_unref(latencyAnchor)
             self.latencyAnchor = nil
@@ -155,15 +163,48 @@ final class PulseConnection {
         pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "production")
         pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, options.clientName)
         guard let stream = pa_stream_new_with_proplist(context, "latency anchor", &spec, nil, properties) else { return }
-        var attributes = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(pa_usec_t(options.latency.nanoseconds / 1000), &spec)),
-            prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
-        guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) == 0 else {
+        var attributes = pa_buffer_attr.playback(latency: options.latency, queued: options.latency, spec: spec)
+        pa_stream_set_state_callback(stream, PulseCallbacks.anchorState, userdata)
+        guard pa_stream_connect_playback(stream, nil, &attributes, PA_STREAM_START_CORKED, nil, nil) == 0 else {
+            pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_unref(stream)
             return
         }
         latencyAnchor = stream
+    }
+
+    func anchorStateChanged(_ stream: OpaquePointer) {
+        guard stream == latencyAnchor else { return }
+        switch pa_stream_get_state(stream) {
+        case PA_STREAM_READY:
+            restartIdleNullSink(pa_stream_get_device_index(stream))
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            becomeConnected()
+        default:
+            break
+        }
+    }
+
+    /// Creating the anchor wakes a suspended sink before the server has
+    /// its latency, and a null sink then renders a 2 s block and keeps
+    /// that timer: a player started before `module-suspend-on-idle`
+    /// suspends it again would start up to 2 s late. So an idle null
+    /// sink (nothing playing, nothing to hear) is suspended and resumed
+    /// once, which starts it afresh at the anchor's latency; other sinks
+    /// are left alone.
+    private func restartIdleNullSink(_ index: UInt32) {
+        listSinks { [unowned self] sinks in
+            guard let context, let sink = sinks[index], sink.isNullSink, sink.isIdle else {
+                becomeConnected()
+                return
+            }
+            if let op = pa_context_suspend_sink_by_index(context, index, 1, nil, nil) { pa_operation_unref(op) }
+            if let op = pa_context_suspend_sink_by_index(context, index, 0, PulseCallbacks.sinkRestarted, userdata) {
+                pa_operation_unref(op)
+            } else {
+                becomeConnected()
+            }
+        }
     }
 
     // MARK: Players

@@ -30,9 +30,13 @@ final class PulsePlayer {
     /// The highest sink index when the route was last learnt: a sink above
     /// it appeared since (PulseAudio never reuses indexes).
     private var sinkHighWater: UInt32 = 0
-    /// Position at the last seek, and the stream's time then.
-    private var seekBase: Duration = .zero
-    private var timeBase: Int64 = 0
+    /// The position when the stream last corked, uncorked or was
+    /// repositioned, and the stream's time then; nil while corked, when
+    /// the position stands still. libpulse's interpolated time can lag a
+    /// corked stream by up to its last timing update, so it is only read
+    /// while the stream plays.
+    private var positionBase: Duration = .zero
+    private var timeBase: Int64?
     private var volume: Double = 1
 
     /// Creates the stream (corked) and starts decoding.
@@ -49,7 +53,11 @@ final class PulsePlayer {
             format: file.sampleKind == .int16 ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
             rate: UInt32(file.sampleRate), channels: UInt8(file.channels))
         weak let lock = connection.lock
-        feeder = AudioFeeder(file: file, looping: request.looping) {
+        // The ring holds the server's whole queue and half a second more,
+        // so the first request is met at once and later ones never find it empty.
+        let options = connection.options
+        let buffered = options.latency + max(options.buffering, options.latency) + .milliseconds(500)
+        feeder = AudioFeeder(file: file, looping: request.looping, buffered: buffered) {
             lock?.withLock { connection in connection.players[id]?.fill() }
         }
         guard let context = connection.context else {
@@ -72,16 +80,11 @@ final class PulsePlayer {
         pa_stream_set_event_callback(stream, PulseCallbacks.streamEvent, me)
         pa_stream_set_moved_callback(stream, PulseCallbacks.streamMoved, me)
         pa_stream_set_started_callback(stream, PulseCallbacks.streamStarted, me)
-        // Asked for in halves of the latency: half as many wakeups as the
-        // server's default (a quarter), the same timing.
-        let latency = pa_usec_t(connection.options.latency.nanoseconds / 1000)
-        let target = UInt32(pa_usec_to_bytes(latency, &sampleSpec))
-        var attributes = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: target, prebuf: UInt32.max,
-            minreq: UInt32(pa_usec_to_bytes(latency / 2, &sampleSpec)), fragsize: UInt32.max)
+        var attributes = pa_buffer_attr.playback(
+            latency: connection.options.latency, queued: connection.options.buffering, spec: sampleSpec)
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue)
+                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
             let reason = pulseErrorText(context)
             close()
@@ -135,11 +138,14 @@ final class PulsePlayer {
 
     /// The play position from the server's timing (interpolated).
     var position: Duration {
-        guard let stream, ready else { return seekBase }
-        guard let now = streamTime(stream) else { return seekBase }
-        let played = seekBase + .microseconds(now - timeBase)
+        let played = unclampedPosition
         if request.looping, duration > .zero { return .nanoseconds(max(0, played.nanoseconds) % duration.nanoseconds) }
         return min(max(.zero, played), duration)
+    }
+
+    private var unclampedPosition: Duration {
+        guard let stream, ready, let timeBase, let now = streamTime(stream) else { return positionBase }
+        return positionBase + .microseconds(max(0, now - timeBase))
     }
 
     /// The stream's time in µs (interpolated), if the server has told it;
@@ -189,7 +195,7 @@ final class PulsePlayer {
                 if feederFinished, uncorkWhenPrimed {
                     // Nothing more to write (a seek to the end): uncork so the drain can finish.
                     uncorkWhenPrimed = false
-                    if let op = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(op) }
+                    setCorked(false)
                 }
                 if let error = take.error {
                     perform([.cork] + machine.failed(error.message))
@@ -266,7 +272,7 @@ final class PulsePlayer {
     /// uncorked before its first audio made role-cork interrupt the music,
     /// end the interruption at the underrun, and interrupt it again.
     private func cork(_ corked: Bool) {
-        guard let stream, ready else { return }
+        guard stream != nil, ready else { return }
         if corked {
             uncorkWhenPrimed = false
         } else if !primed && !feederFinished {
@@ -274,10 +280,22 @@ final class PulsePlayer {
             fill()
             return
         }
-        if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+        setCorked(corked)
         // A drain acknowledged while corked (a seek to the end) is over:
         // writing again starts a new one, which ends when it has played.
         if !corked { fill() }
+    }
+
+    /// Corks or uncorks the stream, moving the position's base.
+    private func setCorked(_ corked: Bool) {
+        guard let stream else { return }
+        if corked {
+            positionBase = unclampedPosition
+            timeBase = nil
+        } else if timeBase == nil {
+            timeBase = streamTime(stream) ?? 0
+        }
+        if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
     }
 
     private func reposition(to position: Duration) {
@@ -286,8 +304,8 @@ final class PulsePlayer {
             pa_operation_unref(draining)
             self.draining = nil
         }
-        if let stream, ready, let now = streamTime(stream) { timeBase = now } else { timeBase = 0 }
-        seekBase = position
+        positionBase = position
+        if let stream, ready, timeBase != nil { timeBase = streamTime(stream) ?? 0 }
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
         primed = false
         feederFinished = false
@@ -302,5 +320,24 @@ final class PulsePlayer {
         if let op = pa_context_set_sink_input_volume(context, pa_stream_get_index(stream), &volumes, nil, nil) {
             pa_operation_unref(op)
         }
+    }
+}
+
+extension pa_buffer_attr {
+    /// Buffer attributes for a playback stream in the server's
+    /// "traditional" mode (no `ADJUST_LATENCY`), where the sink latency a
+    /// stream asks for is tlength − 2 × minreq: the latency plus the queue
+    /// in halves gives the sink our small latency and the stream a deep
+    /// queue that the server asks to refill each time half of it has
+    /// played. A prebuf of the latency starts playback as soon as the
+    /// first audio is in.
+    static func playback(latency: Duration, queued: Duration, spec: pa_sample_spec) -> pa_buffer_attr {
+        var spec = spec
+        let latencyMicros = pa_usec_t(latency.nanoseconds / 1000)
+        let half = pa_usec_t(max(queued, latency).nanoseconds / 2000)
+        return pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(latencyMicros + 2 * half, &spec)),
+            prebuf: UInt32(pa_usec_to_bytes(latencyMicros, &spec)),
+            minreq: UInt32(pa_usec_to_bytes(half, &spec)), fragsize: UInt32.max)
     }
 }

@@ -8,11 +8,17 @@ struct PulseSink: Sendable, Hashable {
     /// The module that created it (`UInt32.max` for hardware).
     var ownerModule: UInt32
     var route: AudioRoute
+    /// Made by `module-null-sink` (it renders in blocks of its latency).
+    var isNullSink: Bool
+    /// Running with nothing playing (not suspended).
+    var isIdle: Bool
 
     init(_ info: pa_sink_info) {
         index = info.index
         name = info.name.map { String(cString: $0) } ?? "sink \(info.index)"
         ownerModule = info.owner_module
+        isNullSink = info.driver.map { String(cString: $0) } == "module-null-sink.c"
+        isIdle = info.state == PA_SINK_IDLE
         let formFactor = pa_proplist_gets(info.proplist, PA_PROP_DEVICE_FORM_FACTOR).map { String(cString: $0) } ?? ""
         route = ["headphone", "headset"].contains(formFactor) || name.contains("headphone") ? .headphones : .speaker
     }
