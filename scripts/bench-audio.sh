@@ -3,7 +3,8 @@
 # server they start themselves (needs the packages from scripts/setup.sh).
 #   scripts/bench-audio.sh            # the full run (a 60 s file, about 5 minutes)
 #   scripts/bench-audio.sh --quick    # a 10 s file and fewer iterations
-#   --only cpu|start|interruption, --seconds N, --iterations N, --server ADDR, --verbose
+#   --only cpu|start|interruption, --seconds N, --iterations N, --buffering SECONDS,
+#   --server ADDR, --verbose
 set -eu
 cd "$(dirname "$0")/.."
 swift build -c release --product offstage

@@ -5,6 +5,7 @@ import OffstageDaemon
 /// Audio engine benchmarks against a private PulseAudio server. Run in
 /// release mode with `scripts/bench-audio.sh` (`--quick` for a short run,
 /// `--only cpu|start|interruption`, `--seconds N` for the CPU file,
+/// `--buffering SECONDS` for the engine's server-side queue,
 /// `--server ADDR` to use a running server instead of a private one).
 ///
 /// Prints each figure with its goal and, for CPU time, the baselines
@@ -17,6 +18,7 @@ enum AudioBenchmarks {
         let only = arguments.firstIndex(of: "--only").map { arguments[$0 + 1] }
         let seconds = arguments.firstIndex(of: "--seconds").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 10 : 60)
         let iterations = arguments.firstIndex(of: "--iterations").flatMap { Int(arguments[$0 + 1]) } ?? (quick ? 30 : 200)
+        let buffering = arguments.firstIndex(of: "--buffering").flatMap { Double(arguments[$0 + 1]) }.map { Duration.milliseconds(Int($0 * 1000)) }
         let offstage = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("offstage").path
 
         print("Offstage audio benchmarks (\(quick ? "quick" : "full") run), private PulseAudio server, null sinks")
@@ -31,7 +33,7 @@ enum AudioBenchmarks {
         try FileManager.default.createDirectory(at: server.directory, withIntermediateDirectories: true)
         print("server: \(server.serverAddress)")
         if only == nil || only == "cpu" {
-            try await CPUBenchmark.run(server: server, seconds: seconds, offstage: offstage)
+            try await CPUBenchmark.run(server: server, seconds: seconds, buffering: buffering, offstage: offstage)
             print("")
             fflush(nil)
         }

@@ -9,7 +9,7 @@ import OffstageDaemon
 /// CPU time (user + system) to play the same file through our engine and
 /// through `paplay`, one after the other on the same server.
 enum CPUBenchmark {
-    static func run(server: BenchServer, seconds: Int, offstage: String) async throws {
+    static func run(server: BenchServer, seconds: Int, buffering: Duration?, offstage: String) async throws {
         let directory = server.directory.appendingPathComponent("bench")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("music-\(seconds)s.wav").path
@@ -26,7 +26,7 @@ enum CPUBenchmark {
             let kind = file.hasSuffix(".wav") ? "WAV" : "Ogg"
             let paplay = try child("/usr/bin/paplay", [file], environment: environment)
             let paplayLow = try child("/usr/bin/paplay", ["--latency-msec=50", file], environment: environment)
-            let engine = try await inProcess(file: file, server: server.serverAddress)
+            let engine = try await inProcess(file: file, server: server.serverAddress, buffering: buffering)
             let command = try child(offstage, ["audio", "play", file], environment: environment)
             func row(_ name: String, _ r: (cpu: Duration, wall: Duration), ratio: Bool) {
                 let ratioText = ratio ? String(format: "%.2f", r.cpu.seconds / paplayLow.cpu.seconds) : ""
@@ -34,7 +34,8 @@ enum CPUBenchmark {
             }
             row("paplay (default latency: 2 s buffers)", paplay, ratio: false)
             row("paplay --latency-msec=50 (baseline)", paplayLow, ratio: true)
-            row("engine in this process (50 ms latency)", engine, ratio: true)
+            let queue = String(format: "%g", (buffering ?? PulseAudioOptions().buffering).seconds)
+            row("engine in this process (50 ms, \(queue) s queue)", engine, ratio: true)
             row("offstage audio play (whole process)", command, ratio: true)
         }
         print("  goal: engine / paplay ≤ 1.0 (paplay at the engine's 50 ms latency; at its default it buffers 2 s and")
@@ -42,10 +43,12 @@ enum CPUBenchmark {
     }
 
     /// Plays `file` through a backend in this process; CPU from getrusage(RUSAGE_SELF).
-    static func inProcess(file: String, server: String) async throws -> (cpu: Duration, wall: Duration) {
+    static func inProcess(file: String, server: String, buffering: Duration?) async throws -> (cpu: Duration, wall: Duration) {
         let before = usage(RUSAGE_SELF)
         let start = ContinuousClock.now
-        let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
+        var options = PulseAudioOptions(server: server)
+        if let buffering { options.buffering = buffering }
+        let backend = try PulseAudioBackend(options: options)
         let id = try backend.makePlayer(AudioPlayerRequest(path: file, appName: "bench"))
         try backend.play(id)
         for await event in backend.events where event == .player(id, .ended) { break }
