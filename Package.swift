@@ -26,6 +26,8 @@ let package = Package(
         // libpulse (PulseAudio's client library) and libsndfile (decoding).
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        // Linux process calls Swift cannot import (pidfd_open, CPU affinity).
+        .systemLibrary(name: "CLinuxProcess"),
 
         // Pure logic: lifecycle state machine, policies, scheduler, event model,
         // location engines (significant change, regions, continuous updates),
@@ -53,6 +55,7 @@ let package = Package(
                 "CGPS",
                 "CPulse",
                 "CSndFile",
+                "CLinuxProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import OffstageCore
 
@@ -32,7 +33,8 @@ public struct AppProcessHost: Sendable {
     }
 
     /// Starts `executable` for `bundleID`. `onExit` is called once, from a
-    /// dedicated thread, when the process ends.
+    /// dedicated thread, when the process ends (the thread waits on a pidfd,
+    /// so freezing and thawing the app never wakes it).
     /// - Returns: the process id.
     /// - Throws: ``DaemonError`` with code `.launchFailed`.
     public func spawn(
@@ -57,7 +59,17 @@ public struct AppProcessHost: Sendable {
             throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(error.errno)))")
         }
         let child = pid
+        // Waiting in waitpid would wake this thread, for nothing, each time the
+        // app is frozen or thawed (a parent's waiters are woken on every stop
+        // and continue of a child, even with SA_NOCLDSTOP), on the resumed
+        // app's own time. A pidfd becomes readable only when the app exits.
+        let exitDescriptor = offstage_pidfd_open(child)
         let thread = Thread {
+            if exitDescriptor >= 0 {
+                var exited = pollfd(fd: exitDescriptor, events: Int16(POLLIN), revents: 0)
+                while poll(&exited, 1, -1) == -1 && errno == EINTR {}
+                close(exitDescriptor)
+            }
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
             let signal = status & 0x7f
