@@ -124,13 +124,13 @@ public final class Engine {
     /// Performs actions in order; actions that produce more (a failed spawn)
     /// are performed in turn. Then flushes the log, wakes idle waiters,
     /// re-arms the timer, and last sends the signals and writes the callbacks
-    /// the actions asked for, in their order.
+    /// the actions asked for, in their order, except that a frozen app's
+    /// `SIGCONT` follows the callbacks written to it (see ``sendEffects(_:)``).
     ///
     /// Doing that last leaves the engine nothing to do between waking an app
     /// and waiting for its ack: the app can run at once on this core (the
     /// kernel places a woken reader near its writer), as in a bare ping-pong,
-    /// and its ack finds the engine already waiting. A resumed app's
-    /// `SIGCONT` is followed at once by its callback.
+    /// and its ack finds the engine already waiting.
     func perform(_ initial: [SystemAction]) {
         var pending = initial[...]
         var more: [SystemAction] = []
@@ -150,15 +150,40 @@ public final class Engine {
             for waiter in waiters { waiter.succeed() }
         }
         if clock.mode == .real { armRealTimer() }
+        sendEffects(effects)
+    }
+
+    /// Sends the signals and writes the callbacks in `effects`, in order,
+    /// but holds each `SIGCONT` back until the process is next frozen or
+    /// killed, or to the end: after the callbacks written to it.
+    ///
+    /// A stopped app cannot tell whether its callback was written just
+    /// before or just after it was continued; written before, it is already
+    /// there when the app resumes, so the app runs once, straight through to
+    /// the ack, instead of resuming into an empty socket, sleeping, and being
+    /// woken again by the write.
+    private func sendEffects(_ effects: [Effect]) {
+        var thawing: [Int32] = []
+        func sendThaw(_ pid: Int32) {
+            guard let index = thawing.firstIndex(of: pid) else { return }
+            thawing.remove(at: index)
+            host.thaw(pid)
+        }
         for effect in effects {
             switch effect {
-            case .freeze(let pid): host.freeze(pid)
-            case .thaw(let pid): host.thaw(pid)
-            case .terminate(let pid): host.terminate(pid)
+            case .thaw(let pid):
+                if !thawing.contains(pid) { thawing.append(pid) }
             case .write(let channel, let line):
                 channel.writeAndFlush(line, promise: nil)
+            case .freeze(let pid):
+                sendThaw(pid)
+                host.freeze(pid)
+            case .terminate(let pid):
+                sendThaw(pid)
+                host.terminate(pid)
             }
         }
+        for pid in thawing { host.thaw(pid) }
     }
 
     private func execute(_ action: SystemAction, effects: inout [Effect]) -> [SystemAction] {
