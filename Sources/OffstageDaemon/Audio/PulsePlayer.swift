@@ -83,8 +83,7 @@ final class PulsePlayer {
         var attributes = pa_buffer_attr.playback(
             latency: connection.options.latency, queued: connection.options.buffering, spec: sampleSpec)
         let flags = pa_stream_flags_t(
-            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue
-                | PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
+            rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue)
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
             let reason = pulseErrorText(context)
             close()
@@ -136,8 +135,10 @@ final class PulsePlayer {
         applyVolume()
     }
 
-    /// The play position from the server's timing (interpolated).
+    /// The play position from the server's timing (interpolated), which
+    /// this refreshes for the next reading.
     var position: Duration {
+        defer { refreshTiming() }
         let played = unclampedPosition
         if request.looping, duration > .zero { return .nanoseconds(max(0, played.nanoseconds) % duration.nanoseconds) }
         return min(max(.zero, played), duration)
@@ -156,6 +157,17 @@ final class PulsePlayer {
         return Int64(now)
     }
 
+    /// Asks the server for fresh timing. Streams do not have
+    /// `AUTO_TIMING_UPDATE`: with it libpulse asks after every write and
+    /// then at 10, 20, 40 … ms up to every 1.5 s, each a round trip that
+    /// wakes the loop, several per refill. Timing is asked for when the
+    /// stream becomes ready, starts, corks, uncorks or flushes, and when
+    /// the position is read, and interpolated in between.
+    private func refreshTiming() {
+        guard let stream, ready, let op = pa_stream_update_timing_info(stream, nil, nil) else { return }
+        pa_operation_unref(op)
+    }
+
     // MARK: Server callbacks
 
     func stateChanged() {
@@ -169,6 +181,7 @@ final class PulsePlayer {
                 connection.players[id]?.learnRoute(sinks)
             }
             applyVolume()
+            refreshTiming()
             fill()
             // A play request that came while the stream was connecting.
             if machine.state == .playing { cork(false) }
@@ -243,7 +256,10 @@ final class PulsePlayer {
         sinkHighWater = max(sinkHighWater, sinks.keys.max() ?? 0)
     }
 
-    func started() { perform(machine.started()) }
+    func started() {
+        refreshTiming()
+        perform(machine.started())
+    }
 
     func drained(success: Bool) {
         if let draining { pa_operation_unref(draining) }
@@ -296,6 +312,7 @@ final class PulsePlayer {
             timeBase = streamTime(stream) ?? 0
         }
         if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+        refreshTiming()
     }
 
     private func reposition(to position: Duration) {
@@ -307,6 +324,7 @@ final class PulsePlayer {
         positionBase = position
         if let stream, ready, timeBase != nil { timeBase = streamTime(stream) ?? 0 }
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
+        refreshTiming()
         primed = false
         feederFinished = false
         feeder.seek(toFrame: Int(position.nanoseconds * Int64(sampleSpec.rate) / 1_000_000_000))
