@@ -32,7 +32,8 @@ final class AudioFeeder: Sendable {
         var stopped = false
     }
 
-    /// The ring's bytes: touched only with `state` locked.
+    /// The ring's bytes. Positions are in `state`: the decoder writes only
+    /// free space, the consumer reads only what the decoder has published.
     private nonisolated(unsafe) let ring: UnsafeMutableRawPointer
     /// Used by the decoder thread only.
     private nonisolated(unsafe) let file: AudioFile
@@ -66,14 +67,20 @@ final class AudioFeeder: Sendable {
     deinit { ring.deallocate() }
 
     /// Copies up to `maximum` bytes (whole frames) of decoded audio.
-    /// Called by the consumer; never waits for the decoder.
+    /// Called by one consumer at a time (as is ``seek(toFrame:)``); never
+    /// waits for the decoder.
+    ///
+    /// The copy is made outside the lock: the decoder writes only where
+    /// nothing is readable, and only the consumer moves the read position.
+    /// So the lock is held for a few instructions on each side, and the
+    /// consumer and the decoder never wait for each other's copies.
     func take(into destination: UnsafeMutableRawPointer, maximum: Int) -> Take {
+        let (start, wanted) = state.withLock { s in (s.read, min(maximum - maximum % bytesPerFrame, s.count)) }
+        let first = min(wanted, capacity - start)
+        destination.copyMemory(from: ring + start, byteCount: first)
+        if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
         var signal = false
         let result = state.withLock { s -> Take in
-            let wanted = min(maximum - maximum % bytesPerFrame, s.count)
-            let first = min(wanted, capacity - s.read)
-            destination.copyMemory(from: ring + s.read, byteCount: first)
-            if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
             s.read = (s.read + wanted) % capacity
             s.count -= wanted
             if wanted == 0, !s.endOfFile, s.error == nil { s.consumerStarved = true }
@@ -140,11 +147,9 @@ final class AudioFeeder: Sendable {
         }
         /// Where the decoder is in the file, in frames.
         var decoded = 0
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunkFrames * bytesPerFrame, alignment: 16)
-        defer { scratch.deallocate() }
         while true {
-            // Decide what to do, under the lock.
-            enum Step { case stop, wait, decode(generation: Int, seek: Int?) }
+            // Decide what to do, and where in the ring, under the lock.
+            enum Step { case stop, wait, decode(generation: Int, seek: Int?, offset: Int, frames: Int) }
             let step = state.withLock { s -> Step in
                 if s.stopped { return .stop }
                 if s.seekTo == nil, s.endOfFile || s.error != nil || capacity - s.count < chunkFrames * bytesPerFrame {
@@ -152,14 +157,17 @@ final class AudioFeeder: Sendable {
                     return .wait
                 }
                 defer { s.seekTo = nil }
-                return .decode(generation: s.generation, seek: s.seekTo)
+                let offset = (s.read + s.count) % capacity
+                let room = min(capacity - s.count, capacity - offset)
+                return .decode(generation: s.generation, seek: s.seekTo, offset: offset, frames: min(chunkFrames, room / bytesPerFrame))
             }
-            guard case .decode(let generation, let seek) = step else {
+            guard case .decode(let generation, let seek, let offset, let wanted) = step else {
                 if case .stop = step { return }
                 wake.wait()
                 continue
             }
-            // Decode outside the lock.
+            // Decode outside the lock, straight into free space of the ring:
+            // the consumer reads only what has been published below.
             var frames = 0
             var failure: AudioError?
             var atEnd = false
@@ -168,12 +176,12 @@ final class AudioFeeder: Sendable {
                     try file.seek(toFrame: seek)
                     decoded = min(seek, file.frames)
                 }
-                frames = try file.read(into: scratch, frames: chunkFrames)
+                frames = try file.read(into: ring + offset, frames: wanted)
                 if frames == 0 { try checkComplete(decoded) }
                 if frames == 0, looping {
                     try file.seek(toFrame: 0)
                     decoded = 0
-                    frames = try file.read(into: scratch, frames: chunkFrames)
+                    frames = try file.read(into: ring + offset, frames: wanted)
                 }
                 decoded += frames
                 atEnd = frames == 0
@@ -181,19 +189,9 @@ final class AudioFeeder: Sendable {
                 failure = error
             }
             let notify = state.withLock { s -> Bool in
+                // A seek since dropped what was decoded (the next decode overwrites it).
                 guard s.generation == generation, !s.stopped else { return false }
-                let bytes = frames * bytesPerFrame
-                var write = (s.read + s.count) % capacity
-                var left = bytes
-                var from = scratch
-                while left > 0 {
-                    let n = min(left, capacity - write)
-                    (ring + write).copyMemory(from: from, byteCount: n)
-                    from += n
-                    left -= n
-                    write = (write + n) % capacity
-                }
-                s.count += bytes
+                s.count += frames * bytesPerFrame
                 s.error = failure
                 s.endOfFile = atEnd
                 let starved = s.consumerStarved || atEnd || failure != nil
