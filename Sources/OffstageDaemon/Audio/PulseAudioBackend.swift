@@ -18,7 +18,7 @@ public struct PulseAudioOptions: Sendable {
     /// latency. The server asks for more when half of it has played, so a
     /// player wakes the engine about twice per buffering; the queue does
     /// not delay anything (a pause corks at once, a seek flushes it).
-    public var buffering: Duration = .seconds(1)
+    public var buffering: Duration = .seconds(2)
     /// How long to wait between reconnection attempts.
     public var reconnectInterval: Duration = .seconds(1)
     /// Called on libpulse's thread the moment a cork (`true`) or uncork
