@@ -25,6 +25,11 @@ public enum GPSDControl {
         let fd = try LocationSocket.connectUnix(path: controlSocket)
         defer { close(fd) }
         try LocationSocket.send(fd, text)
+        // gpsd reads a control connection until end of file, and serves
+        // nothing else meanwhile: end it here, on the socket itself, so
+        // that a copy of the descriptor held elsewhere (a child spawned
+        // by another thread) cannot keep gpsd waiting.
+        shutdown(fd, Int32(SHUT_WR))
         var answer = ""
         _ = LocationSocket.readLines(fd, until: .now + .seconds(5)) { line in
             answer = line
