@@ -10,6 +10,9 @@ import Musl
 /// also keep the slave open ourselves, in raw mode, so that nothing is lost
 /// or echoed while gpsd opens, closes or restarts. Writes block when the
 /// terminal's buffer is full, which paces a feed to what gpsd takes.
+///
+/// Both descriptors are close-on-exec: a child spawned meanwhile (a gpsd
+/// for another device) must not hold the terminal open.
 public final class LocationPTY: Sendable {
     /// The device path to give gpsd, e.g. `/dev/pts/3`.
     public let devicePath: String
@@ -20,14 +23,14 @@ public final class LocationPTY: Sendable {
     public init() throws {
         // posix_openpt/unlockpt/ptsname are not exported to Swift; do what
         // they do on Linux: open the multiplexer, unlock, ask the number.
-        let m = try LocationSystemError.check("open /dev/ptmx") { open("/dev/ptmx", O_RDWR | O_NOCTTY) }
+        let m = try LocationSystemError.check("open /dev/ptmx") { open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC) }
         do {
             var unlock: Int32 = 0
             try LocationSystemError.check("unlock pty") { ioctl(m, Self.setLock, &unlock) }
             var number: UInt32 = 0
             try LocationSystemError.check("pty number") { ioctl(m, Self.getNumber, &number) }
             let path = "/dev/pts/\(number)"
-            let s = try LocationSystemError.check("open \(path)") { open(path, O_RDWR | O_NOCTTY) }
+            let s = try LocationSystemError.check("open \(path)") { open(path, O_RDWR | O_NOCTTY | O_CLOEXEC) }
             // gpsd drops root for its own user (group dialout) before it
             // opens devices added at run time: let that group use the pty.
             if let group = getgrnam("dialout") { fchown(s, uid_t.max, group.pointee.gr_gid) }

@@ -8,7 +8,7 @@ import Musl
 enum LocationSocket {
     /// A TCP port that is free on 127.0.0.1 right now.
     static func freeLoopbackPort() throws -> Int {
-        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         defer { close(fd) }
         var address = loopback(port: 0)
         try LocationSystemError.check("bind") {
@@ -34,7 +34,7 @@ enum LocationSocket {
 
     /// A connected TCP socket to 127.0.0.1:port.
     static func connectLoopback(port: Int) throws -> Int32 {
-        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         var address = loopback(port: port)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -49,7 +49,7 @@ enum LocationSocket {
 
     /// A connected Unix stream socket.
     static func connectUnix(path: String) throws -> Int32 {
-        let fd = try LocationSystemError.check("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0) }
+        let fd = try LocationSystemError.check("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
