@@ -47,6 +47,8 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
+            let began = ContinuousClock.now
+            printError("      time    position  event")
             var player = try startPlayer(backend, request, at: .seconds(start))
             let tracker = PositionTracker(start: .seconds(start))
             // The position is read often, so a restart after a server reset
@@ -64,9 +66,9 @@ struct AudioPlayCommand: AsyncParsableCommand {
                 switch event {
                 case .connected: continue
                 case .disconnected(let why):
-                    print("\(stamp(lastPosition))  \(why); reconnecting")
+                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(why); reconnecting")
                 case .mediaServicesReset:
-                    print("\(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
+                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     player = try startPlayer(backend, request, at: lastPosition)
                     tracker.follow(player)
                 case .player(let id, let event):
@@ -75,7 +77,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
                         tracker.update(position)
                         lastPosition = position
                     }
-                    print("\(stamp(lastPosition))  \(event)")
+                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(event)")
                     fflush(nil)
                     switch event {
                     case .interruptionEnded(let shouldResume):
@@ -100,8 +102,9 @@ struct AudioPlayCommand: AsyncParsableCommand {
         return id
     }
 
-    private func stamp(_ position: Duration) -> String {
-        let text = formatSeconds(position.seconds)
+    /// Seconds, right-aligned in a column.
+    private func stamp(_ duration: Duration) -> String {
+        let text = formatSeconds(duration.seconds)
         return String(repeating: " ", count: max(0, 8 - text.count)) + text + " s"
     }
 }
