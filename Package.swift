@@ -26,7 +26,7 @@ let package = Package(
         // libpulse (PulseAudio's client library) and libsndfile (decoding).
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        // Linux process calls Swift cannot import (pidfd_open).
+        // Linux process calls Swift cannot import (pidfd_open, closefrom for posix_spawn).
         .systemLibrary(name: "CLinuxProcess"),
 
         // Pure logic: lifecycle state machine, policies, scheduler, event model,

@@ -2,8 +2,10 @@
 #define OFFSTAGE_CLINUXPROCESS_SHIM_H
 
 // Linux process calls Swift cannot import from Glibc: pidfd_open is reached
-// only through the variadic syscall().
+// only through the variadic syscall(), and Swift's Glibc module does not
+// show posix_spawn_file_actions_addclosefrom_np.
 #include <errno.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -16,6 +18,20 @@ static inline int offstage_pidfd_open(pid_t pid) {
 #else
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+/// Makes a spawned child close every descriptor from `from` up, so it does
+/// not inherit ones opened without close-on-exec (by C libraries, or by
+/// other threads at the same moment). Returns 0, or an error number
+/// (ENOSYS before glibc 2.34).
+static inline int offstage_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+#else
+    (void)actions;
+    (void)from;
+    return ENOSYS;
 #endif
 }
 

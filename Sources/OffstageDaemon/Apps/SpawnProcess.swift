@@ -1,3 +1,4 @@
+import CLinuxProcess
 import OffstageProtocol
 
 #if canImport(Glibc)
@@ -5,8 +6,10 @@ import OffstageProtocol
 #endif
 
 /// Starts a child with `posix_spawn`: stdin from `/dev/null`, stdout and
-/// stderr appended to `outputPath`, a clean signal mask and default signal
-/// dispositions (a child of a Swift program otherwise inherits blocked
+/// stderr appended to `outputPath`, no other descriptor (a daemon's socket
+/// or a library's, opened without close-on-exec, would otherwise live on in
+/// every app, gpsd and sound server it starts), a clean signal mask and
+/// default signal dispositions (a child of a Swift program otherwise inherits blocked
 /// signals, and ignores SIGTERM if the parent ignores it).
 ///
 /// - Parameters:
@@ -25,6 +28,7 @@ func spawnProcess(
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    _ = offstage_spawn_close_from(&actions, 3)
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
