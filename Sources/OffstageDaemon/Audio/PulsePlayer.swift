@@ -55,8 +55,9 @@ final class PulsePlayer {
         weak let lock = connection.lock
         // The ring holds the server's whole queue and half a second more,
         // so the first request is met at once and later ones never find it empty.
-        let options = connection.options
-        let buffered = options.latency + max(options.buffering, options.latency) + .milliseconds(500)
+        let latency = connection.options.latency
+        let queue = max(connection.options.buffering, latency)
+        let buffered = latency + queue + .milliseconds(500)
         feeder = AudioFeeder(file: file, looping: request.looping, buffered: buffered) {
             lock?.withLock { connection in connection.players[id]?.fill() }
         }
@@ -80,8 +81,7 @@ final class PulsePlayer {
         pa_stream_set_event_callback(stream, PulseCallbacks.streamEvent, me)
         pa_stream_set_moved_callback(stream, PulseCallbacks.streamMoved, me)
         pa_stream_set_started_callback(stream, PulseCallbacks.streamStarted, me)
-        var attributes = pa_buffer_attr.playback(
-            latency: connection.options.latency, queued: connection.options.buffering, spec: sampleSpec)
+        var attributes = pa_buffer_attr.playback(latency: latency, queued: queue, spec: sampleSpec)
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue)
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
@@ -352,7 +352,7 @@ extension pa_buffer_attr {
     static func playback(latency: Duration, queued: Duration, spec: pa_sample_spec) -> pa_buffer_attr {
         var spec = spec
         let latencyMicros = pa_usec_t(latency.nanoseconds / 1000)
-        let half = pa_usec_t(max(queued, latency).nanoseconds / 2000)
+        let half = pa_usec_t(queued.nanoseconds / 2000)
         return pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(latencyMicros + 2 * half, &spec)),
             prebuf: UInt32(pa_usec_to_bytes(latencyMicros, &spec)),
