@@ -122,15 +122,16 @@ public final class Engine {
     }
 
     /// Performs actions in order; actions that produce more (a failed spawn)
-    /// are performed in turn. Then flushes the log, wakes idle waiters,
-    /// re-arms the timer, and last sends the signals and writes the callbacks
+    /// are performed in turn. Then sends the signals and writes the callbacks
     /// the actions asked for, in their order, except that a frozen app's
-    /// `SIGCONT` follows the callbacks written to it (see ``sendEffects(_:)``).
+    /// `SIGCONT` follows the callbacks written to it (see ``sendEffects(_:)``);
+    /// then flushes the log, re-arms the timer and last wakes idle waiters.
     ///
-    /// Doing that last leaves the engine nothing to do between waking an app
-    /// and waiting for its ack: the app can run at once on this core (the
-    /// kernel places a woken reader near its writer), as in a bare ping-pong,
-    /// and its ack finds the engine already waiting.
+    /// Sending first lets the app run while the engine does its bookkeeping
+    /// (the log's write is a system call), instead of after it. Waking the
+    /// waiters last means a control command replies only once the signals
+    /// and callbacks it caused are sent. A crash still loses at most the
+    /// events of the input being handled.
     func perform(_ initial: [SystemAction]) {
         var pending = initial[...]
         var more: [SystemAction] = []
@@ -143,14 +144,14 @@ public final class Engine {
             pending = more[...]
             more = []
         }
+        sendEffects(effects)
         log.flush()
+        if clock.mode == .real { armRealTimer() }
         if board.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
             idleWaiters = []
             for waiter in waiters { waiter.succeed() }
         }
-        if clock.mode == .real { armRealTimer() }
-        sendEffects(effects)
     }
 
     /// Sends the signals and writes the callbacks in `effects`, in order,
