@@ -89,7 +89,7 @@ let package = Package(
 
         .executableTarget(
             name: "TrunkBenchmarks",
-            dependencies: ["OffstageDaemon", "OffstageKit"],
+            dependencies: ["OffstageDaemon", "OffstageKit", "CLinuxProcess"],
             path: "Benchmarks/TrunkBenchmarks"
         ),
 

@@ -8,6 +8,8 @@ struct BenchOptions {
     var cycles = 10_000
     /// Which benchmarks run.
     var only: Set<Benchmark> = Set(Benchmark.allCases)
+    /// CPU placements the round-trip and wake benchmarks run under, in order.
+    var placements: [Placement] = Placement.allCases
     /// Exit 1 when a goal is missed (off by default: shared machines are noisy).
     var strict = false
     /// Keep the temporary data directories (daemon logs, app logs).
@@ -21,7 +23,8 @@ struct BenchOptions {
 
     static let usage = """
         usage: TrunkBenchmarks [--quick] [--iterations N] [--relaunches N] [--cycles N]
-                               [--only roundtrip,wake,relaunch,cycles] [--strict] [--keep]
+                               [--only roundtrip,wake,relaunch,cycles] [--placement free,same,split]
+                               [--strict] [--keep]
 
           --quick          a small run for smoke tests: 200 iterations, 10 relaunches, 1000 cycles
                            (the cycle goal is scaled to the number of cycles)
@@ -29,6 +32,11 @@ struct BenchOptions {
           --relaunches N   relaunches measured per app (default 40)
           --cycles N       home/launch cycles in virtual time (default 10000)
           --only LIST      run only these benchmarks (comma-separated)
+          --placement LIST where round trip and wake run (default: all three, in turn):
+                           free   no pinning: the scheduler places every wake-up
+                           same   everything on CPU 0: every wake-up is a context switch
+                           split  daemon and driver on CPU 0, app and ping-pong child on
+                                  CPU 1: every wake-up crosses CPUs
           --strict         exit with status 1 when a goal is missed
           --keep           keep the temporary data directory and print its path
 
@@ -55,6 +63,15 @@ struct BenchOptions {
             case "--strict": strict = true
             case "--keep": keep = true
             case "--help", "-h": help = true
+            case "--placement":
+                guard let list = rest.popFirst() else { throw OptionError("--placement needs a list") }
+                placements = []
+                for name in list.split(separator: ",") {
+                    guard let placement = Placement(rawValue: String(name)) else {
+                        throw OptionError("unknown placement \(name) (known: free, same, split)")
+                    }
+                    placements.append(placement)
+                }
             case "--only":
                 guard let list = rest.popFirst() else { throw OptionError("--only needs a list") }
                 only = []

@@ -62,14 +62,22 @@ enum BenchmarkDriver {
         var report = Report()
         do {
             let wanted = options.only
-            if wanted.contains(.roundtrip) {
-                progress("round trip (interleaved with its baselines)")
-                try await RoundTripBenchmark.run(context, iterations: options.iterations, into: &report)
+            for placement in options.placements where !wanted.isDisjoint(with: [.roundtrip, .wake]) {
+                try placement.apply()
+                report.label = placement.label
+                if wanted.contains(.roundtrip) {
+                    progress("round trip, \(placement.label) (interleaved with its baselines)")
+                    try await RoundTripBenchmark.run(
+                        context, iterations: options.iterations, placement: placement, into: &report)
+                }
+                if wanted.contains(.wake) {
+                    progress("wake, \(placement.label) (interleaved with its baseline)")
+                    try await WakeBenchmark.run(
+                        context, iterations: options.iterations, placement: placement, into: &report)
+                }
             }
-            if wanted.contains(.wake) {
-                progress("wake (interleaved with its baseline)")
-                try await WakeBenchmark.run(context, iterations: options.iterations, into: &report)
-            }
+            try Placement.free.apply()
+            report.label = nil
             if wanted.contains(.relaunch) {
                 progress("relaunch")
                 try await RelaunchBenchmark.run(context, relaunches: options.relaunches, into: &report)

@@ -64,14 +64,18 @@ struct Report {
 
     var rows: [Row] = []
     var notes: [String] = []
+    /// Added to the figures (not their indented parts) and notes that follow,
+    /// e.g. the CPU placement they were measured under.
+    var label: String?
 
     mutating func add(
         _ figure: String, _ samples: Samples, total: UInt64? = nil, baseline: Baseline? = nil, goal: Goal = .none
     ) {
-        rows.append(Row(figure: figure, samples: samples, total: total, baseline: baseline, goal: goal))
+        let named = figure.hasPrefix(" ") ? figure : figure + (label.map { " [\($0)]" } ?? "")
+        rows.append(Row(figure: named, samples: samples, total: total, baseline: baseline, goal: goal))
     }
 
-    mutating func note(_ text: String) { notes.append(text) }
+    mutating func note(_ text: String) { notes.append((label.map { "[\($0)] " } ?? "") + text) }
 
     var failed: Bool { rows.contains { $0.passed == false } }
 

@@ -14,9 +14,11 @@
 #endif
 
 if BenchApp.isLaunchedByDaemon {
+    Placement.pinPeerIfAsked(isApp: true)
     BenchApp.run()
 }
 if let child = PingPongChild(arguments: CommandLine.arguments) {
+    Placement.pinPeerIfAsked(isApp: false)
     child.run()
 }
 

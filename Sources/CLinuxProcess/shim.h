@@ -1,8 +1,9 @@
 #ifndef OFFSTAGE_CLINUXPROCESS_SHIM_H
 #define OFFSTAGE_CLINUXPROCESS_SHIM_H
 
-// Linux process calls Swift cannot import from Glibc: pidfd_open is reached
-// only through the variadic syscall(), and Swift's Glibc module does not
+// Linux process calls Swift cannot import from Glibc: pidfd_open and
+// sched_setaffinity (a GNU extension Swift's Glibc module leaves out) are
+// reached through the variadic syscall(), and Swift's Glibc module does not
 // show posix_spawn_file_actions_addclosefrom_np.
 #include <errno.h>
 #include <spawn.h>
@@ -19,6 +20,13 @@ static inline int offstage_pidfd_open(pid_t pid) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+/// Sets the CPUs thread `tid` (0: the caller) may run on, from a mask of
+/// `size` bytes; 0 or -1 (errno set). The benchmarks pin their own
+/// processes with it; the daemon never changes an app's affinity.
+static inline int offstage_set_affinity(pid_t tid, size_t size, const void *mask) {
+    return (int)syscall(SYS_sched_setaffinity, tid, size, mask);
 }
 
 /// Makes a spawned child close every descriptor from `from` up, so it does
