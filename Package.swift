@@ -107,6 +107,7 @@ let package = Package(
 
         .testTarget(name: "OffstageCoreTests", dependencies: ["OffstageCore"]),
         .testTarget(name: "OffstageProtocolTests", dependencies: ["OffstageProtocol"]),
+        .testTarget(name: "OffstageKitTests", dependencies: ["OffstageKit", "OffstageProtocol"]),
         .testTarget(
             name: "OffstageDaemonTests",
             dependencies: ["OffstageDaemon", "OffstageCore", "OffstageProtocol"]

@@ -6,8 +6,13 @@ import Synchronization
 /// app's container (`Library/Preferences/defaults.json`), so state saved in
 /// `applicationDidEnterBackground:` survives a kill and relaunch.
 ///
-/// Every change is written to disk at once (atomically), so nothing is lost
-/// when the process is killed without warning.
+/// Every change is written to the file at once (a new file renamed over the
+/// old one, so a reader sees one or the other, never half), so nothing is
+/// lost when the process is killed without warning. It is not forced to the
+/// disk (no `fsync`): a killed process loses nothing that way, and a synced
+/// write costs about 250 µs here, which dominated an app's trip to the
+/// background. Like `NSUserDefaults`, it makes no promise about the machine
+/// losing power.
 public final class Defaults: Sendable {
     /// The app's defaults, in its container. The container comes from the
     /// environment the daemon spawned the app with, so this works from the
@@ -71,9 +76,36 @@ public final class Defaults: Sendable {
         do {
             try FileManager.default.createDirectory(
                 at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(JSONValue.object(object).jsonText.utf8).write(to: fileURL, options: .atomic)
+            var bytes: [UInt8] = []
+            JSONValue.object(object).write(into: &bytes)
+            try Self.replace(fileURL.path, with: bytes)
         } catch {
             FileHandle.standardError.write(Data("offstage: cannot save defaults to \(fileURL.path): \(error)\n".utf8))
+        }
+    }
+
+    /// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+    static func replace(_ path: String, with bytes: [UInt8]) throws {
+        let temporary = path + ".saving-\(getpid())"
+        let fd = try syscall("open \(temporary)") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        var offset = 0
+        do {
+            while offset < bytes.count {
+                offset += try bytes.withUnsafeBytes { raw in
+                    try syscall("write \(temporary)") { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+                }
+            }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        do {
+            try syscall("rename \(temporary)") { rename(temporary, path) }
+        } catch {
+            unlink(temporary)
+            throw error
         }
     }
 }
