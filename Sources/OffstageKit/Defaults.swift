@@ -6,13 +6,12 @@ import Synchronization
 /// app's container (`Library/Preferences/defaults.json`), so state saved in
 /// `applicationDidEnterBackground:` survives a kill and relaunch.
 ///
-/// Every change is written to the file at once (a new file renamed over the
-/// old one, so a reader sees one or the other, never half), so nothing is
-/// lost when the process is killed without warning. It is not forced to the
-/// disk (no `fsync`): a killed process loses nothing that way, and a synced
-/// write costs about 250 µs here, which dominated an app's trip to the
-/// background. Like `NSUserDefaults`, it makes no promise about the machine
-/// losing power.
+/// Every change is written to the file at once, in a way that leaves the
+/// old or the new store in it whenever the process is killed, never half of
+/// one (see ``save(_:to:)``). It is not forced to the disk (no `fsync`): a
+/// killed process loses nothing that way, and a synced write costs about
+/// 250 µs here, which dominated an app's trip to the background. Like
+/// `NSUserDefaults`, it makes no promise about the machine losing power.
 public final class Defaults: Sendable {
     /// The app's defaults, in its container. The container comes from the
     /// environment the daemon spawned the app with, so this works from the
@@ -78,9 +77,50 @@ public final class Defaults: Sendable {
                 at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
             var bytes: [UInt8] = []
             JSONValue.object(object).write(into: &bytes)
-            try Self.replace(fileURL.path, with: bytes)
+            try Self.save(bytes, to: fileURL.path)
         } catch {
             FileHandle.standardError.write(Data("offstage: cannot save defaults to \(fileURL.path): \(error)\n".utf8))
+        }
+    }
+
+    /// The largest file rewritten in place: one page, which a single `pwrite`
+    /// puts in the page cache whole even if the process is killed meanwhile.
+    static let inPlaceLimit = 4096
+
+    /// Writes `bytes` (one JSON value) to `path` so that a kill at any point
+    /// leaves either the old value or the new one.
+    ///
+    /// A small store (the old and new text both within ``inPlaceLimit``) is
+    /// rewritten in place: one `pwrite` of the new text padded with spaces
+    /// over the whole old text, then a `ftruncate` that drops the padding.
+    /// Killed between the two, the file holds the new value and trailing
+    /// whitespace, which is still valid JSON. A larger one is written to a
+    /// temporary file and renamed over the old. The in-place path avoids what
+    /// ext4 does for a file renamed over another or truncated to zero (it
+    /// starts writing the new data out at once): about 8 µs against 130 µs.
+    /// (Another process reading the file during the write itself may see a
+    /// mix; only the app reads its defaults, between its own writes.)
+    static func save(_ bytes: [UInt8], to path: String) throws {
+        let fd = try syscall("open \(path)") { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        defer { close(fd) }
+        var status = stat()
+        try syscall("fstat \(path)") { fstat(fd, &status) }
+        let oldSize = Int(status.st_size)
+        guard bytes.count <= inPlaceLimit, oldSize <= inPlaceLimit else {
+            try replace(path, with: bytes)
+            return
+        }
+        var image = bytes
+        if oldSize > bytes.count { image += repeatElement(UInt8(ascii: " "), count: oldSize - bytes.count) }
+        let written = try image.withUnsafeBytes { raw in
+            try syscall("write \(path)") { pwrite(fd, raw.baseAddress!, raw.count, 0) }
+        }
+        guard written == image.count else {
+            try replace(path, with: bytes)
+            return
+        }
+        if oldSize > bytes.count {
+            try syscall("ftruncate \(path)") { ftruncate(fd, off_t(bytes.count)) }
         }
     }
 

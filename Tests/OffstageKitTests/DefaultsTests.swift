@@ -33,6 +33,39 @@ struct DefaultsTests {
         try FileManager.default.removeItem(atPath: directory)
     }
 
+    @Test func aShorterStoreLeavesNoPaddingAndALargeOneIsReplacedWhole() throws {
+        let defaults = Defaults(fileURL: fileURL)
+        defaults.set(String(repeating: "x", count: 300), forKey: "long")
+        defaults.removeObject(forKey: "long")
+        defaults.set(1, forKey: "index")
+        #expect(try String(contentsOf: fileURL, encoding: .utf8) == #"{"index":1}"#)
+
+        let large = String(repeating: "y", count: Defaults.inPlaceLimit * 2)
+        defaults.set(large, forKey: "large")
+        defaults.set(2, forKey: "index")
+        let reopened = Defaults(fileURL: fileURL)
+        #expect(reopened.string(forKey: "large") == large)
+        #expect(reopened.integer(forKey: "index") == 2)
+        defaults.removeObject(forKey: "large")
+        #expect(try String(contentsOf: fileURL, encoding: .utf8) == #"{"index":2}"#)
+        let left = try FileManager.default.contentsOfDirectory(atPath: fileURL.deletingLastPathComponent().path)
+        #expect(left == ["defaults.json"])
+        try FileManager.default.removeItem(atPath: directory)
+    }
+
+    @Test func aKillBetweenTheWriteAndTheTruncateLeavesTheNewStore() throws {
+        // What the file holds if the process dies after the padded write:
+        // the new text, then spaces over the rest of the old one.
+        let defaults = Defaults(fileURL: fileURL)
+        defaults.set("a longer value than the next one", forKey: "name")
+        let old = try Data(contentsOf: fileURL)
+        let new = Array(#"{"name":"short"}"#.utf8)
+        let torn = new + Array(repeating: UInt8(ascii: " "), count: old.count - new.count)
+        try Data(torn).write(to: fileURL)
+        #expect(Defaults(fileURL: fileURL).string(forKey: "name") == "short")
+        try FileManager.default.removeItem(atPath: directory)
+    }
+
     @Test func aStoreThatCannotBeWrittenKeepsItsValuesInMemory() throws {
         // A regular file where the Preferences directory should be.
         try Data().write(to: URL(fileURLWithPath: directory + "/Library"))
