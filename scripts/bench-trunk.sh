@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the trunk benchmarks and the StateLab sample in release mode, then
 # runs the benchmarks. Arguments go to the benchmark (--quick, --iterations N,
-# --relaunches N, --cycles N, --only LIST, --strict, --keep; --help lists them).
+# --relaunches N, --cycles N, --only LIST, --placement free,same,split, --strict,
+# --keep; --help lists them).
 #
 #   scripts/bench-trunk.sh            # the full run (about a minute)
 #   scripts/bench-trunk.sh --quick    # a smoke run
