@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import OffstageProtocol
 
 /// Talks to a running gpsd: its control socket (`gpsd -F PATH`), to add
 /// and remove devices, and its client port, to wait for a device.
@@ -53,11 +54,29 @@ public enum GPSDControl {
             }
             defer { close(fd) }
             guard (try? LocationSocket.send(fd, "?WATCH={\"enable\":true};\n")) != nil else { continue }
-            let needle = "\"path\":\"\(device)\",\"activated\""
-            let seen = LocationSocket.readLines(fd, until: min(deadline, .now + .milliseconds(500))) { $0.contains(needle) }
+            let seen = LocationSocket.readLines(fd, until: min(deadline, .now + .milliseconds(500))) {
+                reportsActivated(device, line: $0)
+            }
             if seen { return true }
         }
         return false
+    }
+}
+
+extension GPSDControl {
+    /// Whether a line of gpsd's JSON reports `device` as activated: a
+    /// `DEVICE` object for it, or a `DEVICES` list holding it, with an
+    /// `activated` member (whatever the order of the members).
+    static func reportsActivated(_ device: String, line: String) -> Bool {
+        guard let json = try? JSONValue(parsing: line) else { return false }
+        func isActive(_ object: JSONValue) -> Bool {
+            object["path"]?.stringValue == device && object["activated"] != nil
+        }
+        switch json["class"]?.stringValue {
+        case "DEVICE": return isActive(json)
+        case "DEVICES": return json["devices"]?.arrayValue?.contains(where: isActive) ?? false
+        default: return false
+        }
     }
 }
 
