@@ -38,17 +38,49 @@ public final class PrivateGPSD: Sendable {
         guard let gpsd = Self.executable() else {
             throw LocationSystemError("start gpsd", detail: "gpsd is not installed (apt-get install gpsd)")
         }
-        self.port = try port ?? LocationSocket.freeLoopbackPort()
-        self.devices = devices
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-gpsd-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "offstage-gpsd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // gpsd drops root for the `gpsd` user, which must reach the socket.
         try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
-        controlSocket = directory.appendingPathComponent("gpsd.sock").path
-        try start(gpsd: gpsd, timeout: timeout)
+        let controlSocket = directory.appendingPathComponent("gpsd.sock").path
+        // A free port can be taken by someone else before gpsd binds it: then
+        // gpsd fails to start, and another free port is tried.
+        var attempt = 1
+        var started: (port: Int, process: ChildProcess)
+        while true {
+            do {
+                let chosen = try port ?? LocationSocket.freeLoopbackPort()
+                let process = try Self.start(
+                    gpsd: gpsd, port: chosen, devices: devices, controlSocket: controlSocket, directory: directory,
+                    timeout: timeout)
+                started = (chosen, process)
+                break
+            } catch where port == nil && attempt < 3 {
+                attempt += 1
+            } catch {
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
+        }
+        self.port = started.port
+        self.devices = devices
+        self.directory = directory
+        self.controlSocket = controlSocket
+        process.withLock { $0 = started.process }
     }
 
     private func start(gpsd: String, timeout: Duration) throws {
+        let started = try Self.start(
+            gpsd: gpsd, port: port, devices: devices, controlSocket: controlSocket, directory: directory,
+            timeout: timeout)
+        process.withLock { $0 = started }
+    }
+
+    /// Spawns gpsd and waits until its port answers; stops it on failure.
+    private static func start(
+        gpsd: String, port: Int, devices: [String], controlSocket: String, directory: URL, timeout: Duration
+    ) throws -> ChildProcess {
         let log = directory.appendingPathComponent("gpsd.log")
         let p: ChildProcess
         do {
@@ -58,17 +90,17 @@ public final class PrivateGPSD: Sendable {
         } catch {
             throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
         }
-        process.withLock { $0 = p }
         let deadline = ContinuousClock.now + timeout
         while !LocationSocket.isListening(port: port) {
-            if !isRunning || ContinuousClock.now > deadline {
-                stop()
+            if !p.isRunning || ContinuousClock.now > deadline {
+                p.stop()
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 throw LocationSystemError("start gpsd on port \(port)",
                     detail: text.split(separator: "\n").last.map(String.init) ?? "did not answer in time")
             }
             Thread.sleepBriefly()
         }
+        return p
     }
 
     /// Whether the gpsd process is running.
