@@ -4,7 +4,7 @@
 #   scripts/bench-audio.sh            # the full run (a 60 s file, about 5 minutes)
 #   scripts/bench-audio.sh --quick    # a 10 s file and fewer iterations
 #   --only cpu|start|interruption, --seconds N, --iterations N, --buffering SECONDS,
-#   --server ADDR, --verbose
+#   --server ADDR, --engine-only (CPU: the engine alone), --verbose (CPU per thread)
 set -eu
 cd "$(dirname "$0")/.."
 swift build -c release --product offstage

@@ -6,7 +6,9 @@ import OffstageDaemon
 /// release mode with `scripts/bench-audio.sh` (`--quick` for a short run,
 /// `--only cpu|start|interruption`, `--seconds N` for the CPU file,
 /// `--buffering SECONDS` for the engine's server-side queue,
-/// `--server ADDR` to use a running server instead of a private one).
+/// `--server ADDR` to use a running server instead of a private one,
+/// `--engine-only` to time only the engine's CPU, `--verbose` for its
+/// CPU per thread and more detail elsewhere).
 ///
 /// Prints each figure with its goal and, for CPU time, the baselines
 /// (`paplay`) measured in the same run on the same server.
@@ -33,7 +35,9 @@ enum AudioBenchmarks {
         try FileManager.default.createDirectory(at: server.directory, withIntermediateDirectories: true)
         print("server: \(server.serverAddress)")
         if only == nil || only == "cpu" {
-            try await CPUBenchmark.run(server: server, seconds: seconds, buffering: buffering, offstage: offstage)
+            try await CPUBenchmark.run(
+                server: server, seconds: seconds, buffering: buffering, offstage: offstage,
+                engineOnly: arguments.contains("--engine-only"), verbose: arguments.contains("--verbose"))
             print("")
             fflush(nil)
         }

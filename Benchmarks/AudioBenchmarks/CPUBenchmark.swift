@@ -9,7 +9,11 @@ import OffstageDaemon
 /// CPU time (user + system) to play the same file through our engine and
 /// through `paplay`, one after the other on the same server.
 enum CPUBenchmark {
-    static func run(server: BenchServer, seconds: Int, buffering: Duration?, offstage: String) async throws {
+    /// - Parameters:
+    ///   - engineOnly: plays through the engine in this process only (no
+    ///     `paplay`, no `offstage audio play`), for quick comparisons.
+    ///   - verbose: prints the engine's CPU time and sleeps per thread.
+    static func run(server: BenchServer, seconds: Int, buffering: Duration?, offstage: String, engineOnly: Bool, verbose: Bool) async throws {
         let directory = server.directory.appendingPathComponent("bench")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("music-\(seconds)s.wav").path
@@ -21,29 +25,47 @@ enum CPUBenchmark {
         if server.private { environment["PULSE_COOKIE"] = server.directory.appendingPathComponent("cookie").path }
 
         print("CPU time to play a \(seconds) s file (user + system; 44.1 kHz stereo; real-time null sink)")
-        print("  file   player                                      CPU      wall     ratio to paplay (same latency)")
+        print("  file   player                                      CPU      wall     ratio to paplay: at 50 ms, at its default")
         for file in [wav, ogg] {
             let kind = file.hasSuffix(".wav") ? "WAV" : "Ogg"
-            let paplay = try child("/usr/bin/paplay", [file], environment: environment)
-            let paplayLow = try child("/usr/bin/paplay", ["--latency-msec=50", file], environment: environment)
+            let paplay = engineOnly ? nil : try child("/usr/bin/paplay", [file], environment: environment)
+            let paplayLow = engineOnly ? nil : try child("/usr/bin/paplay", ["--latency-msec=50", file], environment: environment)
             let engine = try await inProcess(file: file, server: server.serverAddress, buffering: buffering)
-            let command = try child(offstage, ["audio", "play", file], environment: environment)
-            func row(_ name: String, _ r: (cpu: Duration, wall: Duration), ratio: Bool) {
-                let ratioText = ratio ? String(format: "%.2f", r.cpu.seconds / paplayLow.cpu.seconds) : ""
+            let command = engineOnly ? nil : try child(offstage, ["audio", "play", file], environment: environment)
+            func row(_ name: String, _ r: (cpu: Duration, wall: Duration)?, ratio: Bool) {
+                guard let r else { return }
+                func against(_ baseline: (cpu: Duration, wall: Duration)?) -> String {
+                    guard ratio, let baseline else { return "" }
+                    return String(format: "%.2f", r.cpu.seconds / baseline.cpu.seconds)
+                }
+                let ratioText = ratio ? "\(against(paplayLow).leftPadded(4))  \(against(paplay).leftPadded(4))" : ""
                 print("  \(kind.padding(toLength: 6, withPad: " ", startingAt: 0)) \(name.padding(toLength: 43, withPad: " ", startingAt: 0)) \(milliseconds(r.cpu).leftPadded(9))  \(String(format: "%.2f s", r.wall.seconds).leftPadded(7))  \(ratioText)")
             }
             row("paplay (default latency: 2 s buffers)", paplay, ratio: false)
-            row("paplay --latency-msec=50 (baseline)", paplayLow, ratio: true)
+            row("paplay --latency-msec=50 (baseline)", paplayLow, ratio: false)
             let queue = String(format: "%g", (buffering ?? PulseAudioOptions().buffering).seconds)
-            row("engine in this process (50 ms, \(queue) s queue)", engine, ratio: true)
+            row("engine in this process (50 ms, \(queue) s queue)", engine.total, ratio: true)
+            if verbose {
+                for thread in engine.threads {
+                    print("           thread \(thread.name.padding(toLength: 36, withPad: " ", startingAt: 0)) \(milliseconds(thread.cpu).leftPadded(9))  \(thread.sleeps) sleeps, \(thread.preempted) preempted")
+                }
+            }
             row("offstage audio play (whole process)", command, ratio: true)
         }
-        print("  goal: engine / paplay ≤ 1.0 (paplay at the engine's 50 ms latency; at its default it buffers 2 s and")
-        print("  wakes up far less often, but ends late on a null sink, see docs/audio.md)")
+        print("  goal: engine / paplay ≤ 1.0, against paplay at its default (it buffers 2 s and wakes up far less often,")
+        print("  but ends late on a null sink) and at the engine's 50 ms latency; see docs/audio.md")
+        if verbose {
+            print("  per thread, until the end: offstage-pulse is libpulse's loop, offstage-decode the decoder;")
+            print("  -qos.overcommit is libdispatch's manager thread (its 1 Hz workqueue monitor), oot.default-qos")
+            print("  the benchmark's own tasks (setup, events); threads that exited before the end are not listed")
+        }
     }
 
-    /// Plays `file` through a backend in this process; CPU from getrusage(RUSAGE_SELF).
-    static func inProcess(file: String, server: String, buffering: Duration?) async throws -> (cpu: Duration, wall: Duration) {
+    /// Plays `file` through a backend in this process; CPU from
+    /// getrusage(RUSAGE_SELF), and per thread until the end (while the
+    /// backend's threads still exist).
+    static func inProcess(file: String, server: String, buffering: Duration?) async throws -> (total: (cpu: Duration, wall: Duration), threads: [ThreadUsage.Thread]) {
+        let threadsBefore = ThreadUsage.now()
         let before = usage(RUSAGE_SELF)
         let start = ContinuousClock.now
         var options = PulseAudioOptions(server: server)
@@ -53,7 +75,8 @@ enum CPUBenchmark {
         try backend.play(id)
         for await event in backend.events where event == .player(id, .ended) { break }
         let wall = ContinuousClock.now - start
-        return (usage(RUSAGE_SELF) - before, wall)
+        let threads = ThreadUsage.now().since(threadsBefore)
+        return ((usage(RUSAGE_SELF) - before, wall), threads)
     }
 
     /// Runs a child to its end; CPU from its rusage.
