@@ -12,7 +12,9 @@ enum CPUBenchmark {
     /// - Parameters:
     ///   - engineOnly: plays through the engine in this process only (no
     ///     `paplay`, no `offstage audio play`), for quick comparisons.
-    ///   - verbose: prints the engine's CPU time and sleeps per thread.
+    ///   - verbose: prints the engine's CPU time and sleeps per thread, and
+    ///     what this process uses, connected and playing nothing, for as
+    ///     long as a file plays.
     static func run(server: BenchServer, seconds: Int, buffering: Duration?, offstage: String, engineOnly: Bool, verbose: Bool) async throws {
         let directory = server.directory.appendingPathComponent("bench")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -57,7 +59,20 @@ enum CPUBenchmark {
         if verbose {
             print("  per thread, until the end: offstage-pulse is libpulse's loop, offstage-decode the decoder;")
             print("  -qos.overcommit is libdispatch's manager thread (its 1 Hz workqueue monitor), oot.default-qos")
-            print("  the benchmark's own tasks (setup, events); threads that exited before the end are not listed")
+            print("  the benchmark's tasks (setup, events) and Foundation's thread for child processes; threads that")
+            print("  exited before the end are not listed")
+            // What this process costs doing nothing for as long, connected
+            // (which also keeps a private server from exiting when idle).
+            let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server.serverAddress))
+            let threadsBefore = ThreadUsage.now()
+            let before = usage(RUSAGE_SELF)
+            try await Task.sleep(for: .seconds(seconds))
+            let idle = usage(RUSAGE_SELF) - before
+            withExtendedLifetime(backend) {}
+            print("  this process for \(seconds) s, connected, playing nothing: \(milliseconds(idle).leftPadded(9))")
+            for thread in ThreadUsage.now().since(threadsBefore) {
+                print("           thread \(thread.name.padding(toLength: 36, withPad: " ", startingAt: 0)) \(milliseconds(thread.cpu).leftPadded(9))  \(thread.sleeps) sleeps, \(thread.preempted) preempted")
+            }
         }
     }
 
