@@ -53,6 +53,19 @@ struct BenchOptions {
             }
             return value
         }
+        /// A comma-separated list of names of `Item`'s cases.
+        func list<Item: RawRepresentable & CaseIterable>(_ flag: String, of: Item.Type, named noun: String) throws
+            -> [Item]
+        where Item.RawValue == String {
+            guard let text = rest.popFirst() else { throw OptionError("\(flag) needs a list") }
+            return try text.split(separator: ",").map { name in
+                guard let item = Item(rawValue: String(name)) else {
+                    let known = Item.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw OptionError("unknown \(noun) \(name) (known: \(known))")
+                }
+                return item
+            }
+        }
         var explicit: (iterations: Int?, relaunches: Int?, cycles: Int?) = (nil, nil, nil)
         while let argument = rest.popFirst() {
             switch argument {
@@ -63,24 +76,8 @@ struct BenchOptions {
             case "--strict": strict = true
             case "--keep": keep = true
             case "--help", "-h": help = true
-            case "--placement":
-                guard let list = rest.popFirst() else { throw OptionError("--placement needs a list") }
-                placements = []
-                for name in list.split(separator: ",") {
-                    guard let placement = Placement(rawValue: String(name)) else {
-                        throw OptionError("unknown placement \(name) (known: free, same, split)")
-                    }
-                    placements.append(placement)
-                }
-            case "--only":
-                guard let list = rest.popFirst() else { throw OptionError("--only needs a list") }
-                only = []
-                for name in list.split(separator: ",") {
-                    guard let benchmark = Benchmark(rawValue: String(name)) else {
-                        throw OptionError("unknown benchmark \(name) (known: roundtrip, wake, relaunch, cycles)")
-                    }
-                    only.insert(benchmark)
-                }
+            case "--placement": placements = try list(argument, of: Placement.self, named: "placement")
+            case "--only": only = Set(try list(argument, of: Benchmark.self, named: "benchmark"))
             default:
                 throw OptionError("unknown argument \(argument)")
             }
