@@ -110,8 +110,7 @@ public final class Defaults: Sendable {
             try replace(path, with: bytes)
             return
         }
-        var image = bytes
-        if oldSize > bytes.count { image += repeatElement(UInt8(ascii: " "), count: oldSize - bytes.count) }
+        let image = Self.image(of: bytes, over: oldSize)
         let written = try image.withUnsafeBytes { raw in
             try syscall("write \(path)") { pwrite(fd, raw.baseAddress!, raw.count, 0) }
         }
@@ -122,6 +121,13 @@ public final class Defaults: Sendable {
         if oldSize > bytes.count {
             try syscall("ftruncate \(path)") { ftruncate(fd, off_t(bytes.count)) }
         }
+    }
+
+    /// What ``save(_:to:)`` writes over a file of `oldSize` bytes: `bytes`,
+    /// padded with spaces to cover the old text.
+    static func image(of bytes: [UInt8], over oldSize: Int) -> [UInt8] {
+        guard oldSize > bytes.count else { return bytes }
+        return bytes + repeatElement(UInt8(ascii: " "), count: oldSize - bytes.count)
     }
 
     /// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
