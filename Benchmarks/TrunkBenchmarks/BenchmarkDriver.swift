@@ -67,13 +67,11 @@ enum BenchmarkDriver {
                 report.label = placement.label
                 if wanted.contains(.roundtrip) {
                     progress("round trip, \(placement.label) (interleaved with its baselines)")
-                    try await RoundTripBenchmark.run(
-                        context, iterations: options.iterations, placement: placement, into: &report)
+                    try await RoundTripBenchmark.run(context, iterations: options.iterations, into: &report)
                 }
                 if wanted.contains(.wake) {
                     progress("wake, \(placement.label) (interleaved with its baseline)")
-                    try await WakeBenchmark.run(
-                        context, iterations: options.iterations, placement: placement, into: &report)
+                    try await WakeBenchmark.run(context, iterations: options.iterations, into: &report)
                 }
             }
             try Placement.free.apply()

@@ -31,9 +31,9 @@ import Foundation
 enum Placement: String, CaseIterable {
     case free, same, split
 
-    /// Environment variables that tell a peer which CPU to pin itself to.
-    static let appCPUVariable = "OFFSTAGE_BENCH_APP_CPU"
-    static let childCPUVariable = "OFFSTAGE_BENCH_CHILD_CPU"
+    /// The environment variable that tells a peer (BenchApp, a ping-pong
+    /// child) which CPU to pin itself to.
+    static let peerCPUVariable = "OFFSTAGE_BENCH_PEER_CPU"
 
     var label: String {
         switch self {
@@ -43,41 +43,36 @@ enum Placement: String, CaseIterable {
         }
     }
 
-    /// (driver and the rest of this process, engine loop thread, BenchApp, ping-pong child)
-    private var cpus: (driver: Int, engine: Int, app: Int, child: Int)? {
+    /// (this process: the driver and the daemon's loop thread, which its
+    /// threads start; the peers: BenchApp and the ping-pong child)
+    private var cpus: (process: Int, peers: Int)? {
         switch self {
         case .free: return nil
-        case .same: return (0, 0, 0, 0)
-        case .split: return (0, 0, 1, 1)
+        case .same: return (0, 0)
+        case .split: return (0, 1)
         }
     }
 
-    /// Pins every thread of this process where the driver belongs, and
-    /// arranges for peers spawned from now on to pin themselves.
+    /// Pins every thread of this process (threads started later inherit
+    /// it), and arranges for peers spawned from now on to pin themselves.
     func apply() throws {
         let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         guard let cpus else {
             try Self.pinProcess(to: Array(0..<online))
-            unsetenv(Self.appCPUVariable)
-            unsetenv(Self.childCPUVariable)
+            unsetenv(Self.peerCPUVariable)
             return
         }
-        guard online >= 2 else { throw BenchError("the \(rawValue) placement needs two CPUs") }
-        try Self.pinProcess(to: [cpus.driver])
-        setenv(Self.appCPUVariable, String(cpus.app), 1)
-        setenv(Self.childCPUVariable, String(cpus.child), 1)
-    }
-
-    /// Pins the engine's loop thread (started after ``apply()``).
-    func pinEngine(thread: pid_t) throws {
-        guard let cpus else { return }
-        try Self.pin(thread: thread, to: [cpus.engine])
+        guard max(cpus.process, cpus.peers) < online else {
+            throw BenchError("the \(rawValue) placement needs two CPUs")
+        }
+        try Self.pinProcess(to: [cpus.process])
+        setenv(Self.peerCPUVariable, String(cpus.peers), 1)
     }
 
     /// In a peer, at start: pins this process (still single-threaded) where
     /// the driver asked.
-    static func pinPeerIfAsked(isApp: Bool) {
-        guard let text = getenv(isApp ? appCPUVariable : childCPUVariable), let cpu = Int(String(cString: text))
+    static func pinPeerIfAsked() {
+        guard let text = getenv(peerCPUVariable), let cpu = Int(String(cString: text))
         else { return }
         _ = try? pin(thread: 0, to: [cpu])
     }

@@ -13,9 +13,7 @@ import OffstageDaemon
 /// - control API: `wake {callback: benchPing}` to the active app (one
 ///   callback), timed around `RunningDaemon.control` in this process.
 enum RoundTripBenchmark {
-    static func run(
-        _ context: BenchContext, iterations: Int, placement: Placement, into report: inout Report
-    ) async throws {
+    static func run(_ context: BenchContext, iterations: Int, into report: inout Report) async throws {
         let rawPeer = try Baselines.peer(executable: context.executable, codec: .raw, warmUp: 200)
         defer { rawPeer.finish() }
         let jsonPeer = try Baselines.peer(executable: context.executable, codec: .json, warmUp: 200)
@@ -26,7 +24,6 @@ enum RoundTripBenchmark {
             in: context.directory + "/roundtrip", clock: .real, ephemeral: false,
             searchPath: context.executableDirectory)
         do {
-            try placement.pinEngine(thread: try await harness.engineThread())
             let app = try await harness.install(context.benchApp)
             try await harness.control(["command": "launch", "app": .string(app)])
             let show: JSONValue = ["command": "alert", "action": "show"]

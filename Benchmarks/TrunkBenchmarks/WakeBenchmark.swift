@@ -12,9 +12,7 @@ import OffstageDaemon
 /// frozen) again as soon as it acks, and every sample starts from a frozen
 /// process (checked in `/proc` before each one).
 enum WakeBenchmark {
-    static func run(
-        _ context: BenchContext, iterations: Int, placement: Placement, into report: inout Report
-    ) async throws {
+    static func run(_ context: BenchContext, iterations: Int, into report: inout Report) async throws {
         let peer = try Baselines.peer(executable: context.executable, codec: .raw, warmUp: 50)
         defer { peer.finish() }
         var baseline = Samples()
@@ -24,7 +22,6 @@ enum WakeBenchmark {
             in: context.directory + "/wake", clock: .real, policy: policy, ephemeral: false,
             searchPath: context.executableDirectory)
         do {
-            try placement.pinEngine(thread: try await harness.engineThread())
             let app = try await harness.install(context.benchApp)
             try await harness.control(["command": "launch", "app": .string(app)])
             try await harness.control(["command": "home"])

@@ -14,11 +14,11 @@
 #endif
 
 if BenchApp.isLaunchedByDaemon {
-    Placement.pinPeerIfAsked(isApp: true)
+    Placement.pinPeerIfAsked()
     BenchApp.run()
 }
 if let child = PingPongChild(arguments: CommandLine.arguments) {
-    Placement.pinPeerIfAsked(isApp: false)
+    Placement.pinPeerIfAsked()
     child.run()
 }
 
