@@ -96,6 +96,13 @@ public final class PulseAudioBackend: AudioBackend {
         continuation.finish()
     }
 
+    /// Runs `body` while this backend's loop thread is held off (its lock
+    /// held): whatever the server sends meanwhile waits in the socket. For
+    /// tests that need the server to act before this client can answer.
+    func withLoopHeld<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try lock.withLock { _ throws(E) in try body() }
+    }
+
     // MARK: AudioBackend
 
     public func makePlayer(_ request: AudioPlayerRequest) throws(AudioError) -> AudioPlayerID {

@@ -74,6 +74,17 @@ enum PulseCallbacks {
         listing.completion?(listing.sinks)
     }
 
+    /// Records a sink input's mute flag; at the end of the list (or on an
+    /// error: the input is gone) hands it to the query's completion.
+    static let sinkInputMute: pa_sink_input_info_cb_t = { _, info, eol, userdata in
+        let query = Unmanaged<PulseSinkInputMuteQuery>.fromOpaque(userdata!).takeUnretainedValue()
+        if let info, eol == 0 {
+            query.muted = info.pointee.mute != 0
+            return
+        }
+        query.completion?(query.muted)
+    }
+
     static let serverInfo: pa_server_info_cb_t = { _, info, userdata in
         let query = Unmanaged<PulseServerInfoQuery>.fromOpaque(userdata!).takeUnretainedValue()
         query.defaultSink = info?.pointee.default_sink_name.map { String(cString: $0) }

@@ -250,4 +250,25 @@ final class PulseConnection {
             pending[key] = nil
         }
     }
+
+    /// Asks whether sink input `index` is muted, then calls `then` with
+    /// the answer (nil: the input is gone). The server answers after
+    /// everything sent before the question.
+    func sinkInputMuted(_ index: UInt32, then: @escaping (Bool?) -> Void) {
+        guard let context else { return }
+        let query = PulseSinkInputMuteQuery()
+        let key = ObjectIdentifier(query)
+        query.completion = { [unowned self] muted in
+            self.pending[key] = nil
+            then(muted)
+        }
+        pending[key] = query
+        if let op = pa_context_get_sink_input_info(
+            context, index, PulseCallbacks.sinkInputMute, Unmanaged.passUnretained(query).toOpaque())
+        {
+            pa_operation_unref(op)
+        } else {
+            pending[key] = nil
+        }
+    }
 }

@@ -38,6 +38,8 @@ final class PulsePlayer {
     private var positionBase: Duration = .zero
     private var timeBase: Int64?
     private var volume: Double = 1
+    /// Uncorks so far (see ``askForRolePolicy()``).
+    private var uncorks = 0
 
     /// Creates the stream (corked) and starts decoding.
     /// - Throws: ``AudioError`` `streamFailed` if the server refuses the stream.
@@ -230,6 +232,47 @@ final class PulsePlayer {
     func serverRequested(cork: Bool, at time: ContinuousClock.Instant) {
         connection.options.serverRequestProbe?(id, cork, time)
         perform(cork ? machine.corkRequested() : machine.uncorkRequested())
+        if cork, machine.state == .interrupted { confirmInterruption() }
+    }
+
+    /// Ends an interruption whose call was over before our cork reached
+    /// the server, which then never asks us to uncork.
+    ///
+    /// `module-role-cork` mutes a stream when it asks it to cork and, when
+    /// the last call ends, unmutes it and asks it to uncork only if it
+    /// finds it corked. Asked after our cork (the server answers in
+    /// order), the mute flag tells: still muted, the call goes on and the
+    /// uncork request will come; unmuted, and no uncork request came
+    /// first, the call ended before the cork and the interruption ends here.
+    private func confirmInterruption() {
+        guard let stream, ready else { return }
+        let id = id
+        connection.sinkInputMuted(pa_stream_get_index(stream)) { [unowned connection] muted in
+            guard muted == false, let player = connection.players[id], player.machine.state == .interrupted
+            else { return }
+            player.perform(player.machine.uncorkRequested())
+        }
+    }
+
+    /// Has the server apply its role policy to this stream again.
+    ///
+    /// `module-role-cork` asks streams to cork when a call starts, but
+    /// skips streams that are corked at that moment (paused, or not yet
+    /// uncorked after the previous call) and never looks at them again.
+    /// Uncorked during a call, such a stream would play over it. A
+    /// property update makes the module look at it again now, after the
+    /// uncork (the server handles both in order), and send the cork request.
+    /// The server ignores an update that changes nothing, so the property
+    /// is a count of uncorks.
+    private func askForRolePolicy() {
+        guard let stream, request.role != .phone else { return }
+        uncorks += 1
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, "offstage.uncorks", String(uncorks))
+        if let op = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, properties, nil, nil) {
+            pa_operation_unref(op)
+        }
     }
 
     func moved() {
@@ -312,6 +355,7 @@ final class PulsePlayer {
             timeBase = streamTime(stream) ?? 0
         }
         if let op = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(op) }
+        if !corked { askForRolePolicy() }
         refreshTiming()
     }
 

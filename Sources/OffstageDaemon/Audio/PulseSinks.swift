@@ -54,3 +54,10 @@ final class PulseOperationResult {
     var success = false
     var done = false
 }
+
+/// Whether one sink input is muted, once known (nil: it is gone). Its
+/// owner keeps it alive until then (libpulse holds it unretained).
+final class PulseSinkInputMuteQuery {
+    var muted: Bool?
+    var completion: ((Bool?) -> Void)?
+}

@@ -39,3 +39,42 @@ struct PulseRig {
         return process
     }
 }
+
+/// A second client of a rig's server that places calls with a `phone`
+/// player, as another app would. Its calls start and end synchronously,
+/// so a test can place one while the rig's own loop is held.
+final class PulseCaller: Sendable {
+    let backend: PulseAudioBackend
+    private let started = DispatchSemaphore(value: 0)
+
+    init(server: String) throws {
+        var options = PulseAudioOptions(server: server)
+        options.clientName = "Caller"
+        let started = started
+        options.eventProbe = { event, _ in
+            if case .player(_, .started) = event { started.signal() }
+        }
+        backend = try PulseAudioBackend(options: options)
+    }
+
+    /// Starts a ringing call; returns once the server plays it.
+    func ring() throws -> AudioPlayerID {
+        let id = try backend.makePlayer(
+            AudioPlayerRequest(path: audioFixture("ringtone.wav"), role: .phone, appName: "Phone", looping: true))
+        try backend.play(id)
+        guard started.wait(timeout: .now() + 10) == .success else { throw AudioTestError("the call never started") }
+        return id
+    }
+
+    /// Ends the call; returns once the server has dropped its stream (a
+    /// query after the stop is answered only after the stop is handled).
+    func hangUp(_ id: AudioPlayerID) throws {
+        try backend.stop(id)
+        _ = try backend.route()
+    }
+}
+
+struct AudioTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

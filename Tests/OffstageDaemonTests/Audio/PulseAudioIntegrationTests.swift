@@ -59,6 +59,41 @@ import Testing
         #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
     }
 
+    @Test func aCallThatEndsBeforeTheCorkReachesTheServerStillEndsTheInterruption() async throws {
+        let rig = try PulseRig()
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let caller = try PulseCaller(server: rig.server.serverAddress)
+        // The call starts and ends before this client can answer the cork
+        // request: the server unmutes the stream it never saw corked and
+        // sends no uncork request.
+        try rig.backend.withLoopHeld {
+            let call = try caller.ring()
+            try caller.hangUp(call)
+        }
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+        #expect(try rig.backend.state(music) == .paused)
+    }
+
+    @Test func musicPlayedDuringACallThatStartedWhileItWasPausedIsInterrupted() async throws {
+        let rig = try PulseRig()
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        try rig.backend.pause(music)
+        _ = try rig.backend.route()  // the server has the stream corked before the call starts
+        let caller = try PulseCaller(server: rig.server.serverAddress)
+        let call = try caller.ring()
+        // role-cork passed over the corked stream when the call started.
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        #expect(try rig.backend.state(music) == .interrupted)
+        try caller.hangUp(call)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+    }
+
     @Test func unpluggingTheHeadphonesMovesTheStreamAndPauses() async throws {
         let rig = try PulseRig(headphones: true)
         #expect(try rig.backend.route() == .headphones)
