@@ -19,7 +19,8 @@ extension Engine {
     /// Runs one control command: waits for earlier work to settle, performs
     /// the command, waits for its callbacks to settle, then replies. Errors
     /// the command caused (a crash, a watchdog kill) come back in `errors`.
-    func control(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+    /// On the engine's loop (``EngineHandle/flatSubmit(_:)`` gets there).
+    public func control(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
         let readOnly = ["status", "apps", "events"].contains(request["command"]?.stringValue ?? "")
             || (request["command"]?.stringValue == "clock" && request["action"]?.stringValue != "advance")
         if readOnly {
