@@ -10,14 +10,27 @@ import OffstageProtocol
 /// command also hops from a Swift task onto the loop and back.)
 enum LoopDriver {
     /// Runs `requests` in order, `times` over; fails on the first failure.
-    static func run(_ requests: [JSONValue], times: Int, on engine: EngineHandle) async throws {
+    /// - Parameter ready: checked on the loop before each command; while it
+    ///   is false the loop polls it every 50 µs (sleeping in between), for
+    ///   up to 5 s.
+    static func run(
+        _ requests: [JSONValue], times: Int, on engine: EngineHandle, ready: (@Sendable () -> Bool)? = nil
+    ) async throws {
         let total = requests.count * times
         let loop = engine.eventLoop
         try await engine.flatSubmit { engine in
             let done = loop.makePromise(of: Void.self)
             let bound = NIOLoopBound(engine, eventLoop: loop)
-            @Sendable func issue(_ index: Int) {
+            @Sendable func issue(_ index: Int, waitingSince: NIODeadline? = nil) {
                 guard index < total else { return done.succeed() }
+                if let ready, !ready() {
+                    let since = waitingSince ?? .now()
+                    guard NIODeadline.now() - since < .seconds(5) else {
+                        return done.fail(BenchError("not ready for command \(index) after 5 s"))
+                    }
+                    loop.scheduleTask(in: .microseconds(50)) { issue(index, waitingSince: since) }
+                    return
+                }
                 let request = requests[index % requests.count]
                 bound.value.control(request).whenComplete { result in
                     switch result {
