@@ -71,7 +71,8 @@ extension Springboard {
             perform(.freeze(app: app))
 
         case .openWakeWindow(let app):
-            guard var record = apps[app] else { return }
+            // A zero window is none: suspension waits only for the callbacks.
+            guard var record = apps[app], policy.wakeWindow > .zero else { return }
             let end = now + policy.wakeWindow
             record.wakeWindowEnd = end
             apps[app] = record

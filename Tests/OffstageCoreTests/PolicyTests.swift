@@ -145,6 +145,19 @@ struct PolicyTests {
         #expect(device.state(lab) == .suspended)
     }
 
+    @Test func aZeroWakeWindowSuspendsAsSoonAsTheCallbackIsAckedWithoutATimer() throws {
+        var policy = LifecyclePolicy.default
+        policy.wakeWindow = .zero
+        var device = DeviceHarness(policy: policy, apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.clear()
+        try device.submit(.wake(lab, callback: "event", detail: [:]))
+        #expect(device.names(lab) == ["event"])
+        #expect(device.state(lab) == .suspended)
+        #expect(device.board.nextDeadline() == nil)
+    }
+
     @Test func launchInBackgroundSkipsDidBecomeActive() throws {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
         try device.submit(.launchInBackground(lab, options: [LaunchOptionKey.location: true]))
