@@ -8,7 +8,7 @@ struct InstallCommand: ParsableCommand {
         commandName: "install",
         abstract: "Install an app from a directory with an Info.plist (or from a plist file).",
         discussion: """
-            Installing a bundle id that is already installed replaces it (its container and settings
+            Installing a bundle id that is already installed replaces it (its container and settings \
             are kept); this is refused while the app runs.
             """)
 

@@ -6,9 +6,9 @@ struct Offstage: AsyncParsableCommand {
         commandName: "offstage",
         abstract: "iOS-style multitasking for Linux: real app processes under the iOS application lifecycle.",
         discussion: """
-            Start a daemon with `offstage daemon`, install an app directory (Info.plist + executable)
-            with `offstage install DIR`, then drive it: `offstage launch ID`, `offstage home`, …
-            `offstage events` shows the timeline of app callbacks. `offstage run SCENARIO.yaml` plays
+            Start a daemon with `offstage daemon`, install an app directory (Info.plist + executable) \
+            with `offstage install DIR`, then drive it: `offstage launch ID`, `offstage home`, … \
+            `offstage events` shows the timeline of app callbacks. `offstage run SCENARIO.yaml` plays \
             a scenario in virtual time with a private daemon.
             """,
         subcommands: [

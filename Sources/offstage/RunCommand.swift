@@ -9,8 +9,8 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run a scenario in virtual time with a private daemon, print its timeline, check its expectations.",
         discussion: """
-            Exits 1 when an expectation fails, a step fails unexpectedly, or --check finds a difference.
-            --record writes the timeline as a golden file; --check compares against one (pids and
+            Exits 1 when an expectation fails, a step fails unexpectedly, or --check finds a difference. \
+            --record writes the timeline as a golden file; --check compares against one (pids and \
             paths are left out of both). The format is described in docs/scenarios.md.
             """)
 

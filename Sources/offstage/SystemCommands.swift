@@ -41,7 +41,7 @@ struct MemoryCommand: SimpleCommand {
         commandName: "memory",
         abstract: "Memory events: a warning to running apps, or pressure that kills suspended apps.",
         discussion: """
-            `pressure` kills suspended apps, largest resident memory first, until --free bytes are
+            `pressure` kills suspended apps, largest resident memory first, until --free bytes are \
             freed (default: every suspended app). Sizes take K, M and G suffixes.
             """)
     enum Action: String, ExpressibleByArgument, CaseIterable {

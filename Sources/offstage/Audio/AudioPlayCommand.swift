@@ -10,9 +10,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play a file through the engine and print its events (interruptions, route changes, the end).",
         discussion: """
-            Behaves like a well-mannered iOS app: it resumes after an interruption only when the
-            interruption ends with shouldResume, stops when the headphones are unplugged (iOS pauses),
+            Behaves like a well-mannered iOS app: it resumes after an interruption only when the \
+            interruption ends with shouldResume, stops when the headphones are unplugged (iOS pauses), \
             and plays again from where it was after the sound server restarts.
+
             Uses PULSE_SERVER (or the user's server); `offstage audio server` runs a private one.
             """
     )
