@@ -32,6 +32,14 @@ enum LocationSocket {
         return true
     }
 
+    /// Whether gpsd answers on 127.0.0.1:port: it greets every client with
+    /// its `VERSION` report at once; another program on the port does not.
+    static func isGPSD(port: Int, within timeout: Duration = .milliseconds(500)) -> Bool {
+        guard let fd = try? connectLoopback(port: port) else { return false }
+        defer { close(fd) }
+        return readLines(fd, until: .now + timeout) { $0.hasPrefix("{") && $0.contains(#""class":"VERSION""#) }
+    }
+
     /// A connected TCP socket to 127.0.0.1:port.
     static func connectLoopback(port: Int) throws -> Int32 {
         let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }

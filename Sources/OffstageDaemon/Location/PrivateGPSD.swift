@@ -77,7 +77,7 @@ public final class PrivateGPSD: Sendable {
         process.withLock { $0 = started }
     }
 
-    /// Spawns gpsd and waits until its port answers; stops it on failure.
+    /// Spawns gpsd and waits until it answers on its port; stops it on failure.
     private static func start(
         gpsd: String, port: Int, devices: [String], controlSocket: String, directory: URL, timeout: Duration
     ) throws -> ChildProcess {
@@ -91,7 +91,8 @@ public final class PrivateGPSD: Sendable {
             throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
         }
         let deadline = ContinuousClock.now + timeout
-        while !LocationSocket.isListening(port: port) {
+        // Answering with gpsd's greeting: another program may hold the port.
+        while !LocationSocket.isGPSD(port: port) {
             if !p.isRunning || ContinuousClock.now > deadline {
                 p.stop()
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -90,6 +90,17 @@ import Testing
         #expect(got.time == fix.time && got.altitude == 12)
     }
 
+    @Test func anotherProgramListeningOnThePortIsNotTakenForGPSD() throws {
+        let other = try loopbackSocket()
+        defer { close(other.fd) }
+        #expect(listen(other.fd, 4) == 0)
+        // It accepts connections but never greets like gpsd: starting gpsd on
+        // its port fails (gpsd cannot bind it) instead of reporting success.
+        #expect(throws: LocationSystemError.self) {
+            try PrivateGPSD(devices: [], port: other.port, timeout: .seconds(2))
+        }
+    }
+
     @Test func deviceAddedThroughTheControlSocket() async throws {
         let gpsd = try PrivateGPSD(devices: [])
         defer { gpsd.stop() }
@@ -116,10 +127,11 @@ import Testing
     }
 }
 
-func freePort() throws -> Int {
-    // Bind to port 0 and read the port back, through a throwaway gpsd-less socket.
+/// A TCP socket bound to 127.0.0.1 on a free port, and that port; the
+/// caller closes it.
+func loopbackSocket() throws -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
@@ -130,5 +142,12 @@ func freePort() throws -> Int {
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
+}
+
+/// A free loopback port (bound and released at once).
+func freePort() throws -> Int {
+    let bound = try loopbackSocket()
+    close(bound.fd)
+    return bound.port
 }
