@@ -349,7 +349,9 @@ final class PulsePlayer {
     private func setCorked(_ corked: Bool) {
         guard let stream else { return }
         if corked {
-            positionBase = unclampedPosition
+            // At the end (the drain is done) everything has played, whatever
+            // the interpolated time still says: the position is the duration.
+            positionBase = machine.state == .ended ? duration : unclampedPosition
             timeBase = nil
         } else if timeBase == nil {
             timeBase = streamTime(stream) ?? 0
