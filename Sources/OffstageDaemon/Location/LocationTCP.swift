@@ -35,14 +35,23 @@ enum LocationSocket {
     /// Whether gpsd answers on 127.0.0.1:port: it greets every client with
     /// its `VERSION` report at once; another program on the port does not.
     static func isGPSD(port: Int, within timeout: Duration = .milliseconds(500)) -> Bool {
-        guard let fd = try? connectLoopback(port: port) else { return false }
+        let deadline = ContinuousClock.now + timeout
+        guard let fd = try? connectLoopback(port: port, timeout: timeout) else { return false }
         defer { close(fd) }
-        return readLines(fd, until: .now + timeout) { $0.hasPrefix("{") && $0.contains(#""class":"VERSION""#) }
+        return readLines(fd, until: deadline) { $0.hasPrefix("{") && $0.contains(#""class":"VERSION""#) }
     }
 
     /// A connected TCP socket to 127.0.0.1:port.
-    static func connectLoopback(port: Int) throws -> Int32 {
+    /// - Parameter timeout: how long the connect may take (Linux applies the
+    ///   send timeout to it); nil: the kernel's, minutes against a listener
+    ///   whose backlog is full.
+    static func connectLoopback(port: Int, timeout: Duration? = nil) throws -> Int32 {
         let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = loopback(port: port)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -91,13 +91,17 @@ public final class PrivateGPSD: Sendable {
             throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
         }
         let deadline = ContinuousClock.now + timeout
-        // Answering with gpsd's greeting: another program may hold the port.
+        // Started once the port answers with gpsd's greeting. Another program
+        // (or another gpsd) may hold 127.0.0.1:port: gpsd then says it cannot
+        // bind it but keeps running on ::1, which our clients do not use.
         while !LocationSocket.isGPSD(port: port) {
-            if !p.isRunning || ContinuousClock.now > deadline {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let refused = text.split(separator: "\n").first { $0.contains("can't bind to IPv4 port") }
+            if refused != nil || !p.isRunning || ContinuousClock.now > deadline {
                 p.stop()
-                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                throw LocationSystemError("start gpsd on port \(port)",
-                    detail: text.split(separator: "\n").last.map(String.init) ?? "did not answer in time")
+                let why = refused ?? text.split(separator: "\n").last
+                throw LocationSystemError(
+                    "start gpsd on port \(port)", detail: why.map(String.init) ?? "did not answer in time")
             }
             Thread.sleepBriefly()
         }

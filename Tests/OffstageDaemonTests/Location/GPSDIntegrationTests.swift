@@ -94,11 +94,15 @@ import Testing
         let other = try loopbackSocket()
         defer { close(other.fd) }
         #expect(listen(other.fd, 4) == 0)
-        // It accepts connections but never greets like gpsd: starting gpsd on
-        // its port fails (gpsd cannot bind it) instead of reporting success.
-        #expect(throws: LocationSystemError.self) {
-            try PrivateGPSD(devices: [], port: other.port, timeout: .seconds(2))
+        // It accepts connections but never greets like gpsd. gpsd cannot bind
+        // 127.0.0.1 (it would go on with ::1 only): the start fails at once,
+        // with gpsd's own words, instead of reporting success.
+        let started = ContinuousClock.now
+        let error = #expect(throws: LocationSystemError.self) {
+            try PrivateGPSD(devices: [], port: other.port, timeout: .seconds(20))
         }
+        #expect(error?.description.contains("can't bind to IPv4 port \(other.port)") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(10), "it waited for the timeout")
     }
 
     @Test func deviceAddedThroughTheControlSocket() async throws {
