@@ -21,6 +21,7 @@ extension Engine {
     /// the command caused (a crash, a watchdog kill) come back in `errors`.
     /// On the engine's loop (``EngineHandle/flatSubmit(_:)`` gets there).
     public func control(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+        eventLoop.preconditionInEventLoop()
         let readOnly = ["status", "apps", "events"].contains(request["command"]?.stringValue ?? "")
             || (request["command"]?.stringValue == "clock" && request["action"]?.stringValue != "advance")
         if readOnly {

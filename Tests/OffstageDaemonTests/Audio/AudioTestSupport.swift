@@ -45,24 +45,25 @@ struct PulseRig {
 /// so a test can place one while the rig's own loop is held.
 final class PulseCaller: Sendable {
     let backend: PulseAudioBackend
-    private let started = DispatchSemaphore(value: 0)
+    private let started = StartedPlayers()
 
     init(server: String) throws {
         var options = PulseAudioOptions(server: server)
         options.clientName = "Caller"
         let started = started
         options.eventProbe = { event, _ in
-            if case .player(_, .started) = event { started.signal() }
+            if case .player(let id, .started) = event { started.add(id) }
         }
         backend = try PulseAudioBackend(options: options)
     }
 
-    /// Starts a ringing call; returns once the server plays it.
+    /// Starts a ringing call; returns once the server plays it. Blocks
+    /// rather than awaits: the test may be holding another client's loop.
     func ring() throws -> AudioPlayerID {
         let id = try backend.makePlayer(
             AudioPlayerRequest(path: audioFixture("ringtone.wav"), role: .phone, appName: "Phone", looping: true))
         try backend.play(id)
-        guard started.wait(timeout: .now() + 10) == .success else { throw AudioTestError("the call never started") }
+        guard started.wait(for: id, until: .now() + 10) else { throw AudioTestError("the call never started") }
         return id
     }
 
@@ -71,6 +72,25 @@ final class PulseCaller: Sendable {
     func hangUp(_ id: AudioPlayerID) throws {
         try backend.stop(id)
         _ = try backend.route()
+    }
+}
+
+/// Players that have started, for a thread to wait on.
+private final class StartedPlayers: Sendable {
+    private let ids = Mutex<Set<AudioPlayerID>>([])
+    private let signal = DispatchSemaphore(value: 0)
+
+    func add(_ id: AudioPlayerID) {
+        ids.withLock { _ = $0.insert(id) }
+        signal.signal()
+    }
+
+    /// Blocks until `id` has started; false at the deadline.
+    func wait(for id: AudioPlayerID, until deadline: DispatchTime) -> Bool {
+        while !ids.withLock({ $0.contains(id) }) {
+            guard signal.wait(timeout: deadline) == .success else { return false }
+        }
+        return true
     }
 }
 
