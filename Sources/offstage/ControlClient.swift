@@ -40,9 +40,9 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
-/// Prints `offstage: message` on stderr and exits with status 1.
+/// Prints `offstage: error: message` on stderr and exits with status 1.
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("offstage: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("offstage: error: \(message)\n".utf8))
     exit(1)
 }
 

@@ -20,7 +20,7 @@ struct CLITests {
     @Test func noDaemonIsOneLineAndExitOne() throws {
         let result = try offstage(["status", "--socket", "/tmp/offstage-no-such-dir/control.sock"])
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
+        #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
     }
 
     @Test func commandsAgainstARunningDaemon() async throws {
@@ -34,9 +34,9 @@ struct CLITests {
         #expect(result.stdout == "foreground: \(stateLab); \(stateLab)=active\n")
         result = try offstage(["launch", "com.nope"] + socket)
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: no app with bundle id com.nope is installed\n")
+        #expect(result.stderr == "offstage: error: no app with bundle id com.nope is installed\n")
         result = try offstage(["alert", "reply"] + socket)
-        #expect(result.stderr == "offstage: no system alert is shown\n")
+        #expect(result.stderr == "offstage: error: no system alert is shown\n")
         result = try offstage(["clock", "advance", "5m"] + socket)
         #expect(result.status == 1)
         #expect(result.stderr.contains("real clock"))
@@ -79,7 +79,7 @@ struct CLITests {
         try "apps: [x]\nsteps:\n  - at: later\n    do: home\n".write(toFile: file, atomically: true, encoding: .utf8)
         let result = try offstage(["run", file])
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m\n")
+        #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m\n")
     }
 
     @Test func daemonShutsDownGracefullyOnSIGTERM() async throws {
