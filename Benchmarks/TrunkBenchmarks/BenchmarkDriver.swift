@@ -66,11 +66,11 @@ enum BenchmarkDriver {
                 try placement.apply()
                 report.label = placement.label
                 if wanted.contains(.roundtrip) {
-                    progress("round trip, \(placement.label) (interleaved with its baselines)")
+                    progress("round trip, \(placement.label) (in rounds alternating with its baselines)")
                     try await RoundTripBenchmark.run(context, iterations: options.iterations, into: &report)
                 }
                 if wanted.contains(.wake) {
-                    progress("wake, \(placement.label) (interleaved with its baseline)")
+                    progress("wake, \(placement.label) (in rounds alternating with its baseline)")
                     try await WakeBenchmark.run(context, iterations: options.iterations, into: &report)
                 }
             }
