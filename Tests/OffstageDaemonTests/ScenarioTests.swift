@@ -49,7 +49,10 @@ struct ScenarioTests {
         #expect(outcome.failures == [
             "wrong.yaml:7: \(stateLab): callback 2 was application:didFinishLaunchingWithOptions:, expected applicationDidBecomeActive: (got 3 callbacks, expected 2)"
         ])
-        #expect(outcome.dataDirectory != nil)
+        // A failed run keeps its daemon's data for a look; this one is done with.
+        let kept = try #require(outcome.dataDirectory)
+        #expect(FileManager.default.fileExists(atPath: kept))
+        try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent)
     }
 
     @Test(arguments: [

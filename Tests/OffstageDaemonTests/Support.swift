@@ -29,8 +29,23 @@ enum Paths {
     static func sample(_ path: String) -> String { repository + "/samples/" + path }
 }
 
+/// The directory this test process keeps its files in, one per run. Making
+/// it removes those of test processes that have exited, so runs do not pile
+/// up directories in /tmp (the last run's stays, for a look after a failure).
+let testRunDirectory: String = {
+    let prefix = "offstage-tests-"
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where entry.hasPrefix(prefix) {
+        guard let pid = Int32(entry.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+        if kill(pid, 0) != 0, errno == ESRCH { try? FileManager.default.removeItem(atPath: "/tmp/" + entry) }
+    }
+    var template = Array("/tmp/\(prefix)\(getpid())-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { fatalError("cannot create a directory in /tmp") }
+    return String(cString: made)
+}()
+
+/// A fresh directory for one test, inside ``testRunDirectory``.
 func temporaryDirectory() throws -> String {
-    var template = Array("/tmp/offstage-test-XXXXXX".utf8CString)
+    var template = Array((testRunDirectory + "/t-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else { throw DaemonError(.storage, "mkdtemp failed") }
     return String(cString: made)
 }

@@ -5,13 +5,15 @@ import Testing
 @testable import OffstageKit
 
 @Suite("Defaults store")
-struct DefaultsTests {
+final class DefaultsTests {
     let directory: String
 
     init() throws {
         directory = NSTemporaryDirectory() + "offstage-defaults-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     var fileURL: URL { URL(fileURLWithPath: directory + "/Library/Preferences/defaults.json") }
 

@@ -84,6 +84,8 @@ public struct ScenarioRunner {
             failures += check(timeline, finalStates: states)
         } catch {
             await daemon.stop()
+            // Only a run that ends with failures reports (and keeps) its data.
+            try? FileManager.default.removeItem(atPath: directory)
             throw error
         }
         await daemon.stop()

@@ -2,11 +2,9 @@ import Foundation
 import OffstageCore
 @testable import OffstageDaemon
 
-/// A fresh temporary directory for one test.
+/// A fresh temporary directory for one test (see ``temporaryDirectory()``).
 func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("offstage-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    URL(fileURLWithPath: try temporaryDirectory())
 }
 
 /// Writes `text` to `name` in `dir` and returns the path.
