@@ -2,6 +2,7 @@ import Foundation
 import OffstageCore
 import OffstageDaemon
 import Synchronization
+import Testing
 
 /// A private PulseAudio server and a backend connected to it.
 struct PulseRig {
@@ -19,6 +20,15 @@ struct PulseRig {
         options(&o)
         backend = try PulseAudioBackend(options: o)
         self.recorder = recorder
+    }
+
+    /// Makes a `music` player for a fixture and plays it; returns once the
+    /// server has started it.
+    func playing(_ fixture: String, appName: String = "Radio") async throws -> AudioPlayerID {
+        let id = try backend.makePlayer(AudioPlayerRequest(path: audioFixture(fixture), appName: appName))
+        try backend.play(id)
+        try #require(await recorder.next(.player(id, .started)) != nil, "\(fixture) never started")
+        return id
     }
 
     /// The environment for a PulseAudio command-line client of this server.

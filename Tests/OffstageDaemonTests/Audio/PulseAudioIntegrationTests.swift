@@ -24,9 +24,7 @@ import Testing
 
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
         let rig = try PulseRig()
-        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.ogg"), appName: "Radio"))
-        try rig.backend.play(id)
-        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let id = try await rig.playing("clip.ogg")
         let call = try rig.paplay(audioFixture("ringtone.wav"), role: .phone)
         #expect(await rig.recorder.next(.player(id, .interruptionBegan)) != nil)
         #expect(try rig.backend.state(id) == .interrupted)
@@ -43,9 +41,7 @@ import Testing
 
     @Test func ourOwnCallSourceInterruptsMusicUntilItStops() async throws {
         let rig = try PulseRig()
-        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
-        try rig.backend.play(music)
-        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let music = try await rig.playing("clip.wav")
         let ring = try rig.backend.makePlayer(
             AudioPlayerRequest(path: audioFixture("ringtone.wav"), role: .phone, appName: "Phone", looping: true))
         try rig.backend.play(ring)
@@ -61,9 +57,7 @@ import Testing
 
     @Test func aCallThatEndsBeforeTheCorkReachesTheServerStillEndsTheInterruption() async throws {
         let rig = try PulseRig()
-        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
-        try rig.backend.play(music)
-        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let music = try await rig.playing("clip.wav")
         let caller = try PulseCaller(server: rig.server.serverAddress)
         // The call starts and ends before this client can answer the cork
         // request: the server unmutes the stream it never saw corked and
@@ -79,9 +73,7 @@ import Testing
 
     @Test func musicPlayedDuringACallThatStartedWhileItWasPausedIsInterrupted() async throws {
         let rig = try PulseRig()
-        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
-        try rig.backend.play(music)
-        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let music = try await rig.playing("clip.wav")
         try rig.backend.pause(music)
         _ = try rig.backend.route()  // the server has the stream corked before the call starts
         let caller = try PulseCaller(server: rig.server.serverAddress)
@@ -97,9 +89,7 @@ import Testing
     @Test func unpluggingTheHeadphonesMovesTheStreamAndPauses() async throws {
         let rig = try PulseRig(headphones: true)
         #expect(try rig.backend.route() == .headphones)
-        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.flac"), appName: "Radio"))
-        try rig.backend.play(id)
-        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let id = try await rig.playing("clip.flac")
         try rig.backend.unplugHeadphones()
         #expect(
             await rig.recorder.next(.player(id, .routeChanged(reason: .oldDeviceUnavailable, from: .headphones, to: .speaker)))
@@ -137,9 +127,7 @@ import Testing
 
     @Test func seekingToTheEndWhilePausedEndsOnPlay() async throws {
         let rig = try PulseRig()
-        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("ringtone.wav"), appName: "Test"))
-        try rig.backend.play(id)
-        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let id = try await rig.playing("ringtone.wav", appName: "Test")
         try rig.backend.pause(id)
         try rig.backend.seek(id, to: .seconds(1))
         try rig.backend.play(id)
@@ -154,17 +142,14 @@ import Testing
 
     @Test func aKilledServerIsReconnectedAndReportedAsAReset() async throws {
         let rig = try PulseRig()
-        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.mp3"), appName: "Radio"))
-        try rig.backend.play(id)
-        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let id = try await rig.playing("clip.mp3")
         rig.server.kill()
         #expect(await rig.recorder.next { if case .disconnected = $0 { true } else { false } } != nil)
         #expect(throws: AudioError.noSuchPlayer(id)) { try rig.backend.play(id) }
         try rig.server.restart()
         #expect(await rig.recorder.next(.mediaServicesReset) != nil)
-        let again = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.mp3"), appName: "Radio"))
-        try rig.backend.play(again)
-        #expect(await rig.recorder.next(.player(again, .started)) != nil)
+        // Players can be made again, and play.
+        _ = try await rig.playing("clip.mp3")
     }
 
     @Test func seekingMovesThePositionAndTheEnd() async throws {
