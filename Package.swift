@@ -89,19 +89,26 @@ let package = Package(
 
         .executableTarget(
             name: "TrunkBenchmarks",
-            dependencies: ["OffstageDaemon", "OffstageKit", "CLinuxProcess"],
+            dependencies: [
+                "OffstageDaemon", "OffstageKit", "CLinuxProcess",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/TrunkBenchmarks"
         ),
 
         .executableTarget(
             name: "LocationBenchmarks",
-            dependencies: ["OffstageCore", "OffstageDaemon"],
+            dependencies: [
+                "OffstageCore", "OffstageDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/LocationBenchmarks"
         ),
 
         .executableTarget(
             name: "AudioBenchmarks",
-            dependencies: ["OffstageCore", "OffstageDaemon"],
+            dependencies: [
+                "OffstageCore", "OffstageDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Benchmarks/AudioBenchmarks"
         ),
 

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Runs the audio benchmarks in release mode against a private PulseAudio
 # server they start themselves (needs the packages from scripts/setup.sh).
-#   scripts/bench-audio.sh            # the full run (a 60 s file, about 5 minutes)
+#   scripts/bench-audio.sh            # the full run (a 60 s file, about 9 minutes)
 #   scripts/bench-audio.sh --quick    # a 10 s file and fewer iterations
-#   --only cpu|start|interruption, --seconds N, --iterations N, --buffering SECONDS,
-#   --server ADDR, --engine-only (CPU: the engine alone), --verbose (CPU per thread)
+#   scripts/bench-audio.sh --help     # the options (--only cpu|start|interruption, --seconds N,
+#                                     # --engine-only, --verbose, --server ADDR, ...)
 set -eu
 cd "$(dirname "$0")/.."
 swift build -c release --product offstage

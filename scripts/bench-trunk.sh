@@ -2,7 +2,7 @@
 # Builds the trunk benchmarks and the StateLab sample in release mode, then
 # runs the benchmarks. Arguments go to the benchmark (--quick, --iterations N,
 # --relaunches N, --cycles N, --only LIST, --placement free,same,split, --strict,
-# --keep; --help lists them).
+# --keep; --help describes them).
 #
 #   scripts/bench-trunk.sh            # the full run (about a minute)
 #   scripts/bench-trunk.sh --quick    # a smoke run

@@ -1,7 +1,7 @@
 // The trunk benchmarks: Offstage's callback round trip, wake, relaunch and a
 // virtual-time scenario, each printed next to a baseline measured in the same
 // run. `scripts/bench-trunk.sh` builds (release) and runs it; `--help` lists
-// the options.
+// the options (ArgumentParser, `TrunkBenchmarksCommand`).
 //
 // The same binary plays three parts, chosen at start:
 // - spawned by the daemon (OFFSTAGE_SOCKET in the environment, no argument):
@@ -22,15 +22,11 @@ if let child = PingPongChild(arguments: CommandLine.arguments) {
     child.run()
 }
 
-let options: BenchOptions
+// Parsed by hand rather than with `main()`: in top-level code that call
+// resolves to the synchronous `ParsableCommand.main()`.
 do {
-    options = try BenchOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    let command = try TrunkBenchmarksCommand.parse()
+    try await command.run()
 } catch {
-    printError("TrunkBenchmarks: \(error)\n\(BenchOptions.usage)")
-    exit(64)
+    TrunkBenchmarksCommand.exit(withError: error)
 }
-if options.help {
-    print(BenchOptions.usage, terminator: "")
-    exit(0)
-}
-exit(await BenchmarkDriver.run(options))
