@@ -14,6 +14,10 @@ import Synchronization
 public final class PrivatePulseAudio: Sendable {
     private let process = Mutex<ChildProcess?>(nil)
     private let exitWhenIdle: Duration?
+    /// The directory is a temporary one made for this server, removed with
+    /// it; a directory the caller named keeps everything but what the
+    /// server made there (its log stays).
+    private let ownsDirectory: Bool
 
     /// The directory holding the socket, the configuration and the log.
     public let directory: URL
@@ -45,6 +49,9 @@ public final class PrivatePulseAudio: Sendable {
     /// Starts a server and waits (up to `timeout`) until its socket accepts.
     /// - Parameters:
     ///   - directory: where to keep its files; a new temporary one if nil.
+    ///     A named directory is created if needed and never removed: only
+    ///     the files the server makes there are, when it is done, except
+    ///     its log. It may not hold a running server's socket.
     ///   - headphones: start with the headphones plugged in (they are then
     ///     the default output).
     ///   - exitWhenIdle: let the server exit after this long without
@@ -54,8 +61,14 @@ public final class PrivatePulseAudio: Sendable {
     public init(
         directory: URL? = nil, headphones: Bool = false, exitWhenIdle: Duration? = nil, timeout: Duration = .seconds(10)
     ) throws(AudioError) {
+        // Checked before the properties are set: a throw then runs no
+        // deinit, which would remove the running server's socket.
+        if let directory, Self.accepts(socket: directory.appendingPathComponent("native").path) {
+            throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
+        }
         self.exitWhenIdle = exitWhenIdle
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")
+        ownsDirectory = directory == nil
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
             try Self.configuration(socket: socketPath, headphones: headphones)
@@ -121,7 +134,9 @@ public final class PrivatePulseAudio: Sendable {
     }
 
     /// Whether the server's socket accepts connections.
-    public var isAccepting: Bool { (try? LineSocket(connectingTo: socketPath)) != nil }
+    public var isAccepting: Bool { Self.accepts(socket: socketPath) }
+
+    private static func accepts(socket: String) -> Bool { (try? LineSocket(connectingTo: socket)) != nil }
 
     /// Whether the server process is running.
     public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
@@ -150,6 +165,12 @@ public final class PrivatePulseAudio: Sendable {
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: directory)
+        if ownsDirectory {
+            try? FileManager.default.removeItem(at: directory)
+        } else {
+            for made in ["native", "offstage.pa", "run", "state", "cookie"] {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
+            }
+        }
     }
 }

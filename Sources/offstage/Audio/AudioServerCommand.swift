@@ -10,7 +10,7 @@ struct AudioServerCommand: AsyncParsableCommand {
         discussion: "Prints the PULSE_SERVER value that points clients at it."
     )
 
-    @Option(help: "The directory for its socket and log (default: a new temporary one).")
+    @Option(help: "The directory for its socket and log (default: a new temporary one, removed at the end; a directory named here is kept, with the log).")
     var directory: String?
 
     @Flag(help: "Start with the headphones plugged in.")

@@ -1,0 +1,40 @@
+import Foundation
+import OffstageCore
+import Testing
+@testable import OffstageDaemon
+
+/// The private server's directory: what it leaves behind and what it refuses.
+@Suite(.timeLimit(.minutes(1))) struct PrivatePulseAudioTests {
+    @Test func aNamedDirectoryKeepsItsFilesAndTheLogButNotTheServersFiles() throws {
+        let directory = try temporaryDirectory()
+        let mine = directory + "/mine.txt"
+        try "precious".write(toFile: mine, atomically: true, encoding: .utf8)
+        do {
+            let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
+            #expect(server.isAccepting)
+            server.stop()
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(left == ["mine.txt", "pulseaudio.log"])
+        #expect(try String(contentsOfFile: mine, encoding: .utf8) == "precious")
+    }
+
+    @Test func aDirectoryInUseIsRefusedAndItsServerKeepsRunning() throws {
+        let directory = URL(fileURLWithPath: try temporaryDirectory())
+        let first = try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30))
+        #expect(throws: AudioError.self) { try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30)) }
+        #expect(first.isAccepting)
+        #expect(first.isRunning)
+        first.stop()
+    }
+
+    @Test func aTemporaryDirectoryIsRemoved() throws {
+        var directory: URL?
+        do {
+            let server = try PrivatePulseAudio(exitWhenIdle: .seconds(30))
+            directory = server.directory
+            #expect(FileManager.default.fileExists(atPath: server.directory.path))
+        }
+        #expect(directory.map { FileManager.default.fileExists(atPath: $0.path) } == false)
+    }
+}
