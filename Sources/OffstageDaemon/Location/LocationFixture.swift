@@ -97,18 +97,21 @@ public struct LocationFixtureReader: Sendable {
 public final class LocationFixtureFileWriter {
     /// The output format.
     public let format: LocationFixtureFormat
+    /// The path errors name.
     private let path: String
     private var file: UnsafeMutablePointer<FILE>?
 
     /// Creates (or truncates) the file and writes the format's header.
-    public init(path: String, format: LocationFixtureFormat? = nil, name: String = "offstage") throws {
+    /// - Parameter writingTo: where the bytes go, if not `path` (a
+    ///   temporary file renamed to `path` at the end); errors name `path`.
+    public init(path: String, format: LocationFixtureFormat? = nil, name: String = "offstage", writingTo: String? = nil) throws {
         guard let format = format ?? LocationFixtureFormat(pathExtension: path) else {
             throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
                 file: path, line: 0, message: "cannot tell the output format from the name (use .gpx, .nmea or .json)"))
         }
         self.format = format
         self.path = path
-        guard let f = fopen(path, "w") else {
+        guard let f = fopen(writingTo ?? path, "w") else {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                 file: path, line: 0, message: "cannot create: \(String(cString: strerror(errno)))"))
         }
@@ -159,16 +162,41 @@ public enum LocationFixtureConverter {
         guard FileManager.default.isReadableFile(atPath: input) else {
             throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: input, line: 0, message: "cannot open: no such readable file"))
         }
-        let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name)
+        if isSameFile(input, output) {
+            throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                file: output, line: 0, message: "is the input file; write the conversion to another file"))
+        }
+        // Written beside the output and renamed over it only when complete,
+        // so a failed conversion leaves an existing output as it was.
+        let directory = (output as NSString).deletingLastPathComponent
+        let partial = (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial"
+        let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
         do {
             let summary = try reader.read { try writer.write($0) }
             try writer.finish()
+            guard summary.fixes > 0 else {
+                let first = summary.issues.first.map { ", the first: \($0)" } ?? ""
+                let skipped = summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines")\(first))" : ""
+                throw LocationFixtureError(.noFixes, LocationFixtureIssue(
+                    file: input, line: 0, message: "no fixes\(skipped); \(output) not written"))
+            }
+            guard rename(partial, output) == 0 else {
+                throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                    file: output, line: 0, message: "cannot write: \(String(cString: strerror(errno)))"))
+            }
             return summary
         } catch {
-            // No half-written output after a failed conversion.
             try? writer.finish()
-            try? FileManager.default.removeItem(atPath: output)
+            unlink(partial)
             throw error
         }
+    }
+
+    /// Whether both paths name one existing file (links and `./` included).
+    private static func isSameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

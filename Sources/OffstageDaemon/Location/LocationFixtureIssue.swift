@@ -39,8 +39,10 @@ public struct LocationFixtureError: Error, Sendable, Hashable, CustomStringConve
         case unknownFormat
         /// Bad input (strict policy).
         case badInput
-        /// Writing the output failed.
+        /// Writing the output failed, or would overwrite the input.
         case unwritable
+        /// The input holds no fix (a conversion writes nothing).
+        case noFixes
     }
 
     public var code: Code

@@ -6,7 +6,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert a fixture between GPX, NMEA and gpsd JSON.",
-        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict."
+        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. The output is replaced only when the conversion succeeds; an input with no fix, or an output that is the input, is an error."
     )
 
     @Argument(help: "Input fixture.")
@@ -27,7 +27,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
                 outputFormat: try to.map { try parseFormat($0, option: "--to") }, options: try fixture.readOptions())
             reportIssues(summary)
             printError("Converted \(summary.fixes) fixes from \(input) to \(output)"
-                + (summary.skipped > 0 ? " (\(summary.skipped) bad lines skipped)" : "") + ".")
+                + (summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines") skipped)" : "") + ".")
         }
     }
 }

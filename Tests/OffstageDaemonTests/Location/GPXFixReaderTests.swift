@@ -145,6 +145,28 @@ import Testing
         }
     }
 
+    @Test func convertingAFileOntoItselfIsRefusedAndLeavesItAlone() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = GPXFixWriter.header(name: "t") + sampleTrack(count: 10).map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        let gpx = try write(text, to: "a.gpx", in: dir)
+        let error = #expect(throws: LocationFixtureError.self) {
+            try LocationFixtureConverter.convert(input: gpx, output: dir.path + "/./a.gpx")
+        }
+        #expect(error?.code == .unwritable)
+        #expect(try String(contentsOfFile: gpx, encoding: .utf8) == text)
+    }
+
+    @Test func aFailedConversionLeavesTheOldOutputAndNoPartialFile() throws {
+        let dir = try makeTemporaryDirectory()
+        let junk = try write("junk\n", to: "junk.nmea", in: dir)
+        let output = try write("old", to: "out.gpx", in: dir)
+        let error = #expect(throws: LocationFixtureError.self) { try LocationFixtureConverter.convert(input: junk, output: output) }
+        #expect(error?.code == .noFixes)
+        #expect(error?.description.contains("junk.nmea:1: not an NMEA sentence") == true, "\(String(describing: error))")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "old")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["junk.nmea", "out.gpx"])
+    }
+
     @Test func detectsFormatsByContentWhenTheNameDoesNotSay() throws {
         let dir = try makeTemporaryDirectory()
         #expect(try LocationFixtureFormat.detect(path: write("  \n<gpx/>", to: "a.dat", in: dir)) == .gpx)
