@@ -41,7 +41,7 @@ import Testing
         #expect(run.status == 0)
         #expect(run.stderr == """
             warning: \(input):3: <trkpt> without lat/lon
-            Converted 2 fixes from \(input) to \(output) (1 bad lines skipped).
+            Converted 2 fixes from \(input) to \(output) (1 bad line skipped).
 
             """)
         let expected = [
