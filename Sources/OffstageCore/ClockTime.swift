@@ -11,6 +11,11 @@ public struct ClockTime: Comparable, Hashable, Sendable, CustomStringConvertible
 
     public static let zero = ClockTime(nanoseconds: 0)
 
+    /// The latest time a virtual clock may be advanced to: 250 years after
+    /// its start, short of where Int64 nanoseconds end (292 years), so
+    /// deadlines computed from it (a wake window, a task's budget) still fit.
+    public static let latest = ClockTime(nanoseconds: 250 * 365 * 86400 * 1_000_000_000)
+
     /// Seconds since the epoch, as the event log writes them.
     public var seconds: Double { Double(nanoseconds) / 1e9 }
 

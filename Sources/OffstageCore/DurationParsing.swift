@@ -1,10 +1,25 @@
+extension Duration {
+    /// The longest duration the CLI, scenarios and apps may ask for: 100
+    /// years (36500d). Clock times are Int64 nanoseconds, which end after
+    /// 292 years.
+    public static let longestAccepted: Duration = .seconds(36500 * 86400)
+
+    /// `seconds` as a duration, if it is finite, not negative and at most
+    /// ``longestAccepted``.
+    public init?(acceptedSeconds seconds: Double) {
+        guard seconds.isFinite, seconds >= 0, seconds <= Double(Self.longestAccepted.components.seconds) else { return nil }
+        self = .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+}
+
 /// Parses durations as the CLI and scenarios write them: `90` (seconds),
-/// `1.5s`, `250ms`, `5m`, `2h`, `1d`, and sums such as `1m30s`.
+/// `1.5s`, `250ms`, `5m`, `2h`, `1d`, and sums such as `1m30s`; nil for
+/// anything else, and for more than ``Duration/longestAccepted`` (100 years).
 public func parseDuration(_ text: String) -> Duration? {
     let trimmed = text.trimmingWhitespace()
     guard !trimmed.isEmpty else { return nil }
-    if let seconds = Double(trimmed), seconds >= 0, seconds.isFinite {
-        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    if let seconds = Double(trimmed) {
+        return Duration(acceptedSeconds: seconds)
     }
     let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
     var total = 0.0
@@ -17,7 +32,7 @@ public func parseDuration(_ text: String) -> Duration? {
         rest = rest.dropFirst(unit.count)
         total += value * scale
     }
-    return .nanoseconds(Int64((total * 1e9).rounded()))
+    return Duration(acceptedSeconds: total)
 }
 
 extension String {

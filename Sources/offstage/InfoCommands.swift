@@ -77,7 +77,11 @@ struct ClockCommand: ParsableCommand {
     func validate() throws {
         if action == .advance {
             guard let duration else { throw ValidationError("clock advance needs a duration, e.g. 5m") }
-            guard parseDuration(duration) != nil else { throw ValidationError("not a duration: \(duration) (try 30s, 5m, 1h)") }
+            guard parseDuration(duration) != nil else {
+                throw ValidationError("not a duration: \(duration) (try 30s, 5m, 1h; at most 36500d, 100 years)")
+            }
+        } else if let duration {
+            throw ValidationError("clock now takes no duration (got \(duration))")
         }
     }
 

@@ -78,6 +78,7 @@ struct DeviceCommand: SimpleCommand {
 
     func validate() throws {
         if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
+        if what == .timeJump, let value { throw ValidationError("device time-jump takes no value (got \(value))") }
         if what == .battery, Double(value ?? "").map({ (0...1).contains($0) }) != true {
             throw ValidationError("battery level must be a number from 0 to 1")
         }

@@ -139,6 +139,22 @@ struct BadInputTests {
         await test.stop()
     }
 
+    @Test func advancingTheVirtualClockPastItsEndIsRefused() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let century = 36500.0 * 86400
+        try await test.ok(["command": "clock", "action": "advance", "seconds": .number(century)])
+        try await test.ok(["command": "clock", "action": "advance", "seconds": .number(century)])
+        // A third century would pass 250 years; it trapped the daemon on Int64 nanoseconds.
+        let refusal = try await test.refused(["command": "clock", "action": "advance", "seconds": .number(century)])
+        #expect(refusal.contains("past its end"), "\(refusal)")
+        let tooLong = try await test.refused(["command": "clock", "action": "advance", "seconds": 1e300])
+        #expect(tooLong.contains("0 to 100 years"), "\(tooLong)")
+        let clock = try await test.ok(["command": "clock", "action": "now"])
+        #expect(clock["time"]?.doubleValue == 2 * century)
+        await test.stop()
+    }
+
     @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -53,6 +53,28 @@ struct CLITests {
         await test.stop()
     }
 
+    @Test func aDaemonThatCannotMakeItsDirectoriesSaysWhyInOneLine() throws {
+        let directory = try temporaryDirectory()
+        var result = try offstage(["daemon", "--data", "/dev/null/data", "--socket", directory + "/control.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: cannot create the data directory /dev/null/data: /dev/null is not a directory\n")
+        result = try offstage(["daemon", "--data", directory + "/data", "--socket", "/dev/null/run/control.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: cannot create the socket directory /dev/null/run: /dev/null is not a directory\n")
+    }
+
+    @Test func extraWordsAreRefused() throws {
+        var result = try offstage(["clock", "now", "5s"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: clock now takes no duration (got 5s)\n"))
+        result = try offstage(["clock", "advance", "107000d"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: not a duration: 107000d"))
+        result = try offstage(["device", "time-jump", "5"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: device time-jump takes no value (got 5)\n"))
+    }
+
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"])
         #expect(result.status != 0)
@@ -79,7 +101,7 @@ struct CLITests {
         try "apps: [x]\nsteps:\n  - at: later\n    do: home\n".write(toFile: file, atomically: true, encoding: .utf8)
         let result = try offstage(["run", file])
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m\n")
+        #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m (at most 36500d)\n")
     }
 
     @Test func daemonShutsDownGracefullyOnSIGTERM() async throws {

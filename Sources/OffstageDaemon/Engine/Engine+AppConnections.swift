@@ -82,10 +82,10 @@ extension Engine {
         case .backgroundTimeRemaining:
             return ["remaining": JSONValue(board.backgroundTimeRemaining(app))]
         case .scheduleTimer:
-            guard let after = params["after"]?.doubleValue, after.isFinite, after >= 0 else {
-                throw ProtocolError("scheduleTimer needs a non-negative number of seconds in \"after\"")
+            guard let after = params["after"]?.doubleValue.flatMap(Duration.init(acceptedSeconds:)) else {
+                throw ProtocolError("scheduleTimer needs a number of seconds from 0 to 100 years in \"after\"")
             }
-            let timer = try board.scheduleTimer(app, after: .nanoseconds(Int64(after * 1e9)), at: now)
+            let timer = try board.scheduleTimer(app, after: after, at: now)
             perform([])
             return ["timer": JSONValue(timer)]
         case .cancelTimer:

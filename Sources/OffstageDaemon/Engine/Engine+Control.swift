@@ -182,11 +182,16 @@ extension Engine {
                 guard clock.mode == .virtual else {
                     throw DaemonError(.invalidState, "the daemon runs on the real clock; start it with --clock virtual")
                 }
-                guard let seconds = request["seconds"]?.doubleValue, seconds >= 0, seconds.isFinite else {
-                    throw DaemonError(.badRequest, "clock advance needs a non-negative duration")
+                guard let seconds = request["seconds"]?.doubleValue, let duration = Duration(acceptedSeconds: seconds) else {
+                    throw DaemonError(.badRequest, "clock advance needs a duration of 0 to 100 years (36500d)")
+                }
+                guard duration <= ClockTime.latest - now else {
+                    throw DaemonError(
+                        .badRequest,
+                        "clock advance \(formatSeconds(seconds)) s would take the virtual clock past its end, 250 years after its start (it is at \(formatSeconds(now.seconds)) s)")
                 }
                 let bound = handle.engine
-                return advance(by: .nanoseconds(Int64(seconds * 1e9))).map { .ok(bound.value.clockJSON()) }
+                return advance(by: duration).map { .ok(bound.value.clockJSON()) }
             default:
                 throw DaemonError(.badRequest, "clock needs now or advance")
             }

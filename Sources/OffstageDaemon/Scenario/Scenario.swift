@@ -80,7 +80,7 @@ extension Scenario {
         }
         func duration(_ node: Node, _ what: String) throws -> Duration {
             guard let scalar = node.scalar?.string, let parsed = parseDuration(scalar) else {
-                throw error(node, "expected a duration for \(what), such as 10s, 5m or 1h30m")
+                throw error(node, "expected a duration for \(what), such as 10s, 5m or 1h30m (at most 36500d)")
             }
             return parsed
         }
@@ -131,7 +131,7 @@ extension Scenario {
                 }
                 if verb == "advance" {
                     guard let amount = parseDuration(words[1]) else {
-                        throw error(doNode, "expected a duration for advance, such as 10s, 5m or 1h30m")
+                        throw error(doNode, "expected a duration for advance, such as 10s, 5m or 1h30m (at most 36500d)")
                     }
                     time += amount
                     continue

@@ -1,0 +1,28 @@
+import Testing
+@testable import OffstageCore
+
+@Suite struct DurationParsingTests {
+    @Test func theCLIsWordsParse() {
+        #expect(parseDuration("90") == .seconds(90))
+        #expect(parseDuration("1.5s") == .milliseconds(1500))
+        #expect(parseDuration("250ms") == .milliseconds(250))
+        #expect(parseDuration("1m30s") == .seconds(90))
+        #expect(parseDuration("2h") == .seconds(7200))
+        #expect(parseDuration("36500d") == .seconds(36500 * 86400))
+    }
+
+    @Test func negativeNonFiniteAndTooLongAreNotDurations() {
+        // 107000d was past Int64 nanoseconds and trapped the CLI.
+        for text in ["-5s", "-5", "107000d", "36501d", "1e300", "inf", "nan", "", "5x", "s"] {
+            #expect(parseDuration(text) == nil, "\(text)")
+        }
+    }
+
+    @Test func acceptedSecondsStopAtAHundredYears() {
+        #expect(Duration(acceptedSeconds: 0) == .zero)
+        #expect(Duration(acceptedSeconds: 36500 * 86400) == .longestAccepted)
+        #expect(Duration(acceptedSeconds: 36500 * 86400 + 1) == nil)
+        #expect(Duration(acceptedSeconds: -0.5) == nil)
+        #expect(Duration(acceptedSeconds: .infinity) == nil)
+    }
+}
