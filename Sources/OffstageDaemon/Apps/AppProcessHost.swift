@@ -27,9 +27,9 @@ public struct AppProcessHost: Sendable {
     public func prepareContainer(for bundleID: String) throws {
         let root = containerPath(for: bundleID)
         for sub in ["Documents", "Library/Preferences", "Library/Caches", "tmp"] {
-            try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+            try makeDirectory(root + "/" + sub, for: "app container directory")
         }
-        try FileManager.default.createDirectory(atPath: dataDirectory + "/logs", withIntermediateDirectories: true)
+        try makeDirectory(dataDirectory + "/logs", for: "app log directory")
     }
 
     /// Starts `executable` for `bundleID`. `onExit` is called once, from a

@@ -71,7 +71,7 @@ public final class Engine {
         board = Springboard(policy: configuration.policy)
         clock = DaemonClock(mode: configuration.clock)
         host = AppProcessHost(dataDirectory: configuration.dataDirectory)
-        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        try makeDirectory(configuration.dataDirectory, for: "data directory")
         store = try AppStore(path: configuration.ephemeral ? ":memory:" : configuration.dataDirectory + "/offstage.sqlite")
         log = EventLog(path: configuration.ephemeral ? nil : configuration.dataDirectory + "/events.jsonl")
         for app in try store.apps() {

@@ -41,8 +41,7 @@ enum SocketPreparation {
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             // A directory we create is ours: 0700. An existing one (say /tmp)
             // is left as it is; the socket itself is 0600.
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try makeDirectory(directory, for: "socket directory", permissions: 0o700)
             chmod(directory, 0o700)
         }
         if FileManager.default.fileExists(atPath: path) {
