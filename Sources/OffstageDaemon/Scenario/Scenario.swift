@@ -108,6 +108,9 @@ extension Scenario {
                 for (key, _) in step where !["at", "after", "do", "expectFailure"].contains(key.string ?? "") {
                     throw error(key, "unknown step key \"\(key.string ?? "?")\" (at, after, do, expectFailure)")
                 }
+                if let at = step["at"], step["after"] != nil {
+                    throw error(at, "a step has \"at\" or \"after\", not both")
+                }
                 if let at = step["at"] {
                     let absolute = try duration(at, "at")
                     if absolute < time { throw error(at, "steps must be in time order (this one is before the previous)") }
@@ -124,7 +127,8 @@ extension Scenario {
                         doNode, "unknown action \"\(command)\" (known: \(ScenarioVerb.arity.keys.sorted().joined(separator: ", ")))")
                 }
                 guard arity.contains(words.count - 1) else {
-                    throw error(doNode, "\"\(verb)\" takes \(arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound)-\(arity.upperBound)") argument(s)")
+                    let count = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
+                    throw error(doNode, "\"\(verb)\" takes \(count) \(arity.upperBound == 1 ? "argument" : "arguments")")
                 }
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
                     throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")
