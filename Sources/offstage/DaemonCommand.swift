@@ -18,14 +18,26 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Data directory: store, event log, app containers and logs.", valueName: "dir"))
     var data: String = DefaultPaths.dataDirectory
 
-    @Option(help: ArgumentHelp("The control socket.", valueName: "path"))
+    @Option(help: ArgumentHelp("The control socket; the app socket goes beside it (apps.sock beside control.sock, NAME.apps.sock beside NAME.sock).", valueName: "path"))
     var socket: String = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
 
-    @Option(help: "Virtual clock: seconds of real time to wait for a hung app before its watchdog may fire.")
-    var hangGrace: Double = 2
+    @Option(help: ArgumentHelp("Virtual clock: real time to wait for a hung app before its watchdog may fire, such as 500ms (default 2s).", valueName: "duration"))
+    var hangGrace: String?
+
+    /// `--hang-grace`, checked by ``validate()``: at most an hour.
+    var hangGraceDuration: Duration? {
+        guard let hangGrace else { return .seconds(2) }
+        return parseDuration(hangGrace).flatMap { $0 <= .seconds(3600) ? $0 : nil }
+    }
 
     func validate() throws {
         guard ClockMode(rawValue: clock) != nil else { throw ValidationError("--clock must be real or virtual") }
+        guard hangGraceDuration != nil else {
+            throw ValidationError("--hang-grace must be a duration of at most an hour, such as 500ms or 2s (not \(hangGrace ?? ""))")
+        }
+        if hangGrace != nil, clock != "virtual" {
+            throw ValidationError("--hang-grace applies to the virtual clock only (add --clock virtual)")
+        }
         guard LifecyclePolicy.profile(named: profile) != nil else {
             throw ValidationError("--profile must be one of \(LifecyclePolicy.profiles.keys.sorted().joined(separator: ", "))")
         }
@@ -37,7 +49,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let configuration = DaemonConfiguration(
             dataDirectory: data, controlSocket: socket, appSocket: DefaultPaths.appSocket(forControlSocket: socket),
             clock: ClockMode(rawValue: clock)!, policy: LifecyclePolicy.profile(named: profile)!,
-            hangGrace: .milliseconds(Int64(hangGrace * 1000)), executableSearchPaths: [executableDirectory()])
+            hangGrace: .nanoseconds(hangGraceDuration!.nanoseconds), executableSearchPaths: [executableDirectory()])
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: DaemonService(configuration: configuration, logger: logger))],

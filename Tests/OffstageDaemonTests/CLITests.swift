@@ -63,6 +63,22 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: cannot create the socket directory /dev/null/run: /dev/null is not a directory\n")
     }
 
+    @Test func eachControlSocketHasItsOwnAppSocket() {
+        #expect(DefaultPaths.appSocket(forControlSocket: "/run/x/control.sock") == "/run/x/apps.sock")
+        #expect(DefaultPaths.appSocket(forControlSocket: "/tmp/x/v.sock") == "/tmp/x/v.apps.sock")
+        #expect(DefaultPaths.appSocket(forControlSocket: "/tmp/x/v2.sock") == "/tmp/x/v2.apps.sock")
+        #expect(DefaultPaths.appSocket(forControlSocket: "/tmp/x/ctl") == "/tmp/x/ctl.apps.sock")
+    }
+
+    @Test func hangGraceIsADurationForTheVirtualClock() throws {
+        var result = try offstage(["daemon", "--hang-grace", "500ms"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: --hang-grace applies to the virtual clock only (add --clock virtual)\n"))
+        result = try offstage(["daemon", "--clock", "virtual", "--hang-grace", "soon"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("Error: --hang-grace must be a duration of at most an hour"))
+    }
+
     @Test func extraWordsAreRefused() throws {
         var result = try offstage(["clock", "now", "5s"])
         #expect(result.status == 64)

@@ -23,9 +23,16 @@ public enum DefaultPaths {
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/offstage"
     }
 
-    /// The app socket that goes with a control socket: `…/control.sock` → `…/apps.sock`.
+    /// The app socket that goes with a control socket, beside it:
+    /// `…/control.sock` → `…/apps.sock`, and any other `…/NAME.sock` (or
+    /// `…/NAME`) → `…/NAME.apps.sock`, so that daemons whose control
+    /// sockets share a directory do not share an app socket.
     public static func appSocket(forControlSocket path: String) -> String {
-        (path as NSString).deletingLastPathComponent + "/apps.sock"
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard name != "control.sock" else { return directory + "/apps.sock" }
+        let stem = name.hasSuffix(".sock") ? String(name.dropLast(5)) : name
+        return directory + "/" + stem + ".apps.sock"
     }
 }
 
