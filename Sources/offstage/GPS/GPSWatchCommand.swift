@@ -7,7 +7,8 @@ import OffstageDaemon
 struct GPSWatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Print the fixes a gpsd reports (reconnecting if it restarts)."
+        abstract: "Print the fixes a gpsd reports (reconnecting if it restarts).",
+        discussion: "A gpsd that cannot be reached at the start is an error, unless --wait says to wait for it to come up."
     )
 
     @Option(name: .customLong("gpsd"), help: "The gpsd as HOST:PORT.")
@@ -19,15 +20,24 @@ struct GPSWatchCommand: AsyncParsableCommand {
     @Flag(help: "Print gpsd-style TPV JSON lines instead of text.")
     var json = false
 
+    @Flag(help: "Keep trying (once a second) while gpsd cannot be reached at the start.")
+    var wait = false
+
     func run() async throws {
         try await reportingErrors {
             guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw CommandError("--gpsd \(gpsd): expected HOST:PORT") }
             if let count, count <= 0 { throw CommandError("--count must be positive") }
             var seen = 0
+            var connected = false
             for await event in GPSDLocationSource(endpoint: endpoint).events() {
                 switch event {
-                case .connected(let what): printError("Watching gpsd at \(what).")
-                case .disconnected(let why): printError("\(why); retrying.")
+                case .connected(let what):
+                    connected = true
+                    printError("Watching gpsd at \(what).")
+                case .disconnected(let why):
+                    // Once it has answered, a lost gpsd is waited for (it may be restarting).
+                    guard connected || wait else { throw CommandError("\(why) (--wait waits for it)") }
+                    printError("\(why); retrying.")
                 case .fix(let f):
                     print(json ? GPSDJSONFixWriter.line(for: f.fix, device: f.device ?? "gpsd").dropLast() : Substring(Self.text(f)))
                     fflush(nil)

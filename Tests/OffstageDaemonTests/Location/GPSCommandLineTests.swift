@@ -53,6 +53,14 @@ import Testing
         #expect(try String(contentsOfFile: output, encoding: .utf8) == expected)
     }
 
+    @Test func watchingAGPSDThatNeverAnsweredIsAnError() throws {
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        let run = try offstage("gps", "watch", "--gpsd", "127.0.0.1:1", "--count", "1")
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("offstage: error: cannot connect to gpsd at 127.0.0.1:1: "), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix(" (--wait waits for it)\n"), "\(run.stderr)")
+    }
+
     @Test func badOptionsAreOneLineErrors() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let speed = try offstage("gps", "feed", fixture, "--speed", "fast")
