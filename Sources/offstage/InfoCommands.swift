@@ -37,7 +37,7 @@ struct EventsCommand: ParsableCommand {
         commandName: "events", abstract: "The timeline of app callbacks, state changes, system events and errors.")
     @Flag(help: "Keep printing new events as they happen.") var follow = false
     @Flag(help: "One JSON object per line: seq, time, app, kind, name, detail.") var json = false
-    @Option(help: ArgumentHelp("Only this app's events.", valueName: "bundle-id")) var app: String?
+    @Option(help: ArgumentHelp("Only this app's events: its bundle id, or the last part of it as the timeline shows it.", valueName: "bundle-id")) var app: String?
     @Option(help: "Only events after this seq.") var after: Int = 0
     @OptionGroup var client: ClientOptions
 

@@ -50,6 +50,12 @@ struct CLITests {
         }
         let names: [String] = events.compactMap { $0?["name"]?.stringValue }
         #expect(names.contains("applicationDidBecomeActive:"))
+        // The short name the timeline shows selects the same events; an unknown one is an error.
+        result = try offstage(["events", "--json", "--app", "StateLab"] + socket)
+        #expect(result.stdout.split(separator: "\n").count == events.count)
+        result = try offstage(["events", "--app", "com.nope"] + socket)
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: no app com.nope is installed or in the event log\n")
         await test.stop()
     }
 

@@ -171,7 +171,7 @@ extension Engine {
         case "status":
             return succeed(status())
         case "events":
-            let events = log.events(after: request["after"]?.intValue ?? 0, app: request["appFilter"]?.stringValue)
+            let events = log.events(after: request["after"]?.intValue ?? 0, app: try appFilter(request["appFilter"]?.stringValue))
             let limit = request["limit"]?.intValue ?? events.count
             return succeed(.array(events.suffix(limit).map(\.json)))
         case "clock":
@@ -281,6 +281,26 @@ extension Engine {
             "apps": .array(board.installedApps.map { appJSON($0.bundleID) }),
             "lastEvent": JSONValue(log.lastSeq),
         ]
+    }
+
+    /// The bundle id `events --app` means: one installed or in the log, or
+    /// the last part of exactly one such id, as the timeline shows it
+    /// (`StateLab` for `com.offstage.samples.StateLab`).
+    /// - Throws: ``DaemonError`` `unknownApp` when it names none, or several.
+    func appFilter(_ name: String?) throws -> String? {
+        guard let name, bundles[name] == nil else { return name }
+        var known = Set(bundles.keys)
+        for event in log.events { if let app = event.app { known.insert(app) } }
+        if known.contains(name) { return name }
+        let matches = known.filter { $0.split(separator: ".").last.map(String.init) == name }.sorted()
+        guard matches.count == 1 else {
+            throw DaemonError(
+                .unknownApp,
+                matches.isEmpty
+                    ? "no app \(name) is installed or in the event log"
+                    : "\(name) could be \(matches.joined(separator: " or ")); give the bundle id")
+        }
+        return matches[0]
     }
 }
 
