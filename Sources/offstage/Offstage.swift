@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Offstage: AsyncParsableCommand {
@@ -18,4 +19,48 @@ struct Offstage: AsyncParsableCommand {
             RunCommand.self, GPSCommand.self, AudioCommand.self,
         ]
     )
+
+    /// ArgumentParser's `main()`, but a usage error is one line on stderr,
+    /// `offstage: error: …`, like every other error (exit 64 as before),
+    /// with the help to read; and an unknown command is named as such
+    /// (`offstage remote --help` printed the top-level help).
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let word = arguments.first, !word.hasPrefix("-"), word != "help",
+            !configuration.subcommands.contains(where: { $0._commandName == word })
+        {
+            oneLineUsageError("unknown command '\(word)'", help: "offstage --help")
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            // --help and the like, and the exit codes commands throw after printing their own error.
+            guard code.rawValue == 64, !(error is ExitCode) else { exit(withError: error) }
+            let message = self.message(for: error).split(separator: "\n").joined(separator: "; ")
+            oneLineUsageError(message, help: (["offstage"] + commandPath(arguments) + ["--help"]).joined(separator: " "))
+        }
+    }
+
+    /// The subcommand names at the start of `arguments` (`gps feed` in `gps feed x.nmea --speed 2`).
+    private static func commandPath(_ arguments: [String]) -> [String] {
+        var path: [String] = []
+        var current: ParsableCommand.Type = Offstage.self
+        for word in arguments {
+            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word }) else { break }
+            path.append(word)
+            current = next
+        }
+        return path
+    }
+
+    private static func oneLineUsageError(_ message: String, help: String) -> Never {
+        FileHandle.standardError.write(Data("offstage: error: \(message) (see \(help))\n".utf8))
+        Foundation.exit(64)
+    }
 }

@@ -79,22 +79,40 @@ struct CLITests {
     @Test func hangGraceIsADurationForTheVirtualClock() throws {
         var result = try offstage(["daemon", "--hang-grace", "500ms"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("Error: --hang-grace applies to the virtual clock only (add --clock virtual)\n"))
+        #expect(result.stderr == "offstage: error: --hang-grace applies to the virtual clock only (add --clock virtual) (see offstage daemon --help)\n")
         result = try offstage(["daemon", "--clock", "virtual", "--hang-grace", "soon"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("Error: --hang-grace must be a duration of at most an hour"))
+        #expect(result.stderr.hasPrefix("offstage: error: --hang-grace must be a duration of at most an hour"))
     }
 
     @Test func extraWordsAreRefused() throws {
         var result = try offstage(["clock", "now", "5s"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("Error: clock now takes no duration (got 5s)\n"))
+        #expect(result.stderr == "offstage: error: clock now takes no duration (got 5s) (see offstage clock --help)\n")
         result = try offstage(["clock", "advance", "107000d"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("Error: not a duration: 107000d"))
+        #expect(result.stderr.hasPrefix("offstage: error: not a duration: 107000d"))
         result = try offstage(["device", "time-jump", "5"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("Error: device time-jump takes no value (got 5)\n"))
+        #expect(result.stderr == "offstage: error: device time-jump takes no value (got 5) (see offstage device --help)\n")
+    }
+
+    @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
+        var result = try offstage(["launch"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: Missing expected argument '<bundle-id>' (see offstage launch --help)\n")
+        result = try offstage(["gps", "feed", "--bogus"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("offstage: error: "))
+        #expect(result.stderr.hasSuffix(" (see offstage gps feed --help)\n"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
+        // An unknown command is not answered with the top-level help.
+        result = try offstage(["remote", "--help"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown command 'remote' (see offstage --help)\n")
+        result = try offstage(["launch", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("OVERVIEW: Tap the app's icon"))
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {
