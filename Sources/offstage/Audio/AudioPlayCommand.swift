@@ -39,12 +39,19 @@ struct AudioPlayCommand: AsyncParsableCommand {
     @Option(help: "The PulseAudio server (default: PULSE_SERVER, or the user's server).")
     var server: String?
 
+    func validate() throws {
+        guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
+        guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
+        guard Duration(acceptedSeconds: start) != nil else { throw ValidationError("--start must be a positive number of seconds") }
+    }
+
     func run() async throws {
         try await reportingErrors {
-            guard let role = AudioRole(rawValue: role) else { throw CommandError("--role \(role): expected music or phone") }
-            guard (0...1).contains(volume) else { throw CommandError("--volume must be within 0…1") }
-            guard start >= 0, start.isFinite else { throw CommandError("--start must be a positive number of seconds") }
+            let role = AudioRole(rawValue: role)!
             let info = try AudioFile(path: file)
+            guard Duration(acceptedSeconds: start)! < info.duration else {
+                throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(formatSeconds(info.duration.seconds)) s)")
+            }
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")

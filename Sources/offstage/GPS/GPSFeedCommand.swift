@@ -28,9 +28,13 @@ struct GPSFeedCommand: AsyncParsableCommand {
     @Flag(help: "No progress display.")
     var quiet = false
 
+    func validate() throws {
+        guard LocationFeedSpeed(parsing: speed) != nil else { throw ValidationError("--speed \(speed): expected a positive number or max") }
+    }
+
     func run() async throws {
         try await reportingErrors {
-            guard let pace = LocationFeedSpeed(parsing: speed) else { throw CommandError("--speed \(speed): expected a positive number or max") }
+            let pace = LocationFeedSpeed(parsing: speed)!
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             let total = try reader.count()
             guard total > 0 else { throw CommandError("\(file) has no fixes") }

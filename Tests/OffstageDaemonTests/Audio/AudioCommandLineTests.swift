@@ -33,10 +33,14 @@ import Testing
 
     @Test func badOptionsAreOneLineErrors() throws {
         let role = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--role", "alarm"])
-        #expect(role.status == 1)
-        #expect(role.stderr == "offstage: error: --role alarm: expected music or phone\n")
+        #expect(role.status == 64)
+        #expect(role.stderr == "offstage: error: --role alarm: expected music or phone (see offstage audio play --help)\n")
         let volume = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--volume", "3"])
-        #expect(volume.stderr == "offstage: error: --volume must be within 0…1\n")
+        #expect(volume.status == 64)
+        #expect(volume.stderr == "offstage: error: --volume must be within 0…1 (see offstage audio play --help)\n")
+        let start = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "10"])
+        #expect(start.status == 1)
+        #expect(start.stderr == "offstage: error: --start 10 s is not before the end of \(audioFixture("ringtone.wav")) (1 s)\n")
     }
 
     @Test func infoDescribesGoodFilesAndNamesBadOnes() throws {

@@ -64,7 +64,7 @@ import Testing
     @Test func badOptionsAreOneLineErrors() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let speed = try offstage("gps", "feed", fixture, "--speed", "fast")
-        #expect(speed.status == 1 && speed.stderr == "offstage: error: --speed fast: expected a positive number or max\n")
+        #expect(speed.status == 64 && speed.stderr == "offstage: error: --speed fast: expected a positive number or max (see offstage gps feed --help)\n")
         let coordinate = try offstage("gps", "fix", "91", "0")
         #expect(coordinate.status == 1 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate\n")
         let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
