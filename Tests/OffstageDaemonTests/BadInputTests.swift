@@ -33,7 +33,11 @@ struct BadInputTests {
 
         let garbage = try writeApp(dir, plist: "this is not a plist")
         message = try await test.refused(["command": "install", "path": .string(garbage)])
-        #expect(message.contains("Info.plist: not a property list"))
+        #expect(message.hasSuffix("Info.plist: not a property list (XML or binary)"))
+
+        let brokenXML = try writeApp(dir, plist: plist("<key>CFBundleIdentifier</key>\n<string>x</strin>"))
+        message = try await test.refused(["command": "install", "path": .string(brokenXML)])
+        #expect(message.contains("Info.plist:3: not a property list: not well-formed XML (at column "), "\(message)")
 
         let noID = try writeApp(dir, plist: plist("<key>CFBundleExecutable</key><string>x</string>"))
         message = try await test.refused(["command": "install", "path": .string(noID)])

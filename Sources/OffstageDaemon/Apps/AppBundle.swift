@@ -1,6 +1,10 @@
 import Foundation
 import OffstageCore
 
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -37,7 +41,16 @@ public struct AppBundle: Sendable, Equatable {
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
-            throw DaemonError(.badPlist, "\(plistPath): not a property list (XML or binary): \(error.localizedDescription)")
+            // Foundation says only "the data is not in the correct format"; for
+            // an XML plist, an XML parser can at least say where it breaks.
+            if data.first(where: { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }) == UInt8(ascii: "<") {
+                let parser = XMLParser(data: data)
+                if !parser.parse() {
+                    throw DaemonError(
+                        .badPlist, "\(plistPath):\(parser.lineNumber): not a property list: not well-formed XML (at column \(parser.columnNumber))")
+                }
+            }
+            throw DaemonError(.badPlist, "\(plistPath): not a property list (XML or binary)")
         }
         guard let info = plist as? [String: Any] else {
             throw DaemonError(.badPlist, "\(plistPath): the top level must be a dictionary")

@@ -49,7 +49,8 @@ public struct GPXFixReader: Sendable {
             if !ok {
                 let issue = LocationFixtureIssue(
                     file: path, line: parser.lineNumber,
-                    message: "not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "parse error")")
+                    // Foundation's error text here is "(null)" and its code names do not match libxml2's codes.
+                    message: "not well-formed XML (at column \(parser.columnNumber))")
                 throw LocationFixtureError(.badInput, issue)
             }
             if !delegate.sawGPX {
