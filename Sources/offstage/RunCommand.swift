@@ -79,13 +79,20 @@ struct RunCommand: AsyncParsableCommand {
 }
 
 /// The first differing line of two timelines, as `-expected` / `+actual` with its line number.
+/// The first line where the golden timeline (`-`) and this run's (`+`)
+/// differ, with what each has there; a side that has ended says so.
 func firstDifference(expected: String, actual: String) -> String? {
-    let a = expected.split(separator: "\n", omittingEmptySubsequences: false)
-    let b = actual.split(separator: "\n", omittingEmptySubsequences: false)
+    func lines(_ text: String) -> [Substring] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.last == "" { lines.removeLast() }  // the final newline ends the last line
+        return lines
+    }
+    let a = lines(expected)
+    let b = lines(actual)
     for index in 0..<max(a.count, b.count) {
-        let left = index < a.count ? String(a[index]) : "(end)"
-        let right = index < b.count ? String(b[index]) : "(end)"
-        if left != right { return "line \(index + 1):\n- \(left)\n+ \(right)" }
+        let left = index < a.count ? String(a[index]) : "(the golden timeline ends here, after \(a.count) lines)"
+        let right = index < b.count ? String(b[index]) : "(this run's timeline ends here, after \(b.count) lines)"
+        if left != right { return "line \(index + 1) (- golden, + this run):\n- \(left)\n+ \(right)" }
     }
     return nil
 }

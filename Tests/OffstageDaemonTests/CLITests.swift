@@ -134,6 +134,13 @@ struct CLITests {
         result = try offstage(["run", scenario, "--quiet", "--check", golden])
         #expect(result.status == 1)
         #expect(result.stderr.contains("timeline differs"))
+        // A golden file with a line more than the run: the run's end is named.
+        #expect(try offstage(["run", scenario, "--quiet", "--record", golden]).status == 0)
+        text = try String(contentsOfFile: golden, encoding: .utf8)
+        try (text + "     99  StateLab  applicationWillTerminate:\n").write(toFile: golden, atomically: true, encoding: .utf8)
+        result = try offstage(["run", scenario, "--quiet", "--check", golden])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("+ (this run's timeline ends here, after "), "\(result.stderr)")
     }
 
     @Test func aScenarioThatDoesNotParseIsOneLine() throws {

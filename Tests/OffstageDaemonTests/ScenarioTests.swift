@@ -55,6 +55,26 @@ struct ScenarioTests {
         try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent)
     }
 
+    @Test func anExpectationForAnAppNotInTheScenarioSaysSo() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("StateLab"))]
+            expect:
+              com.example.Missing:
+                - applicationDidBecomeActive:
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == ["x.yaml:3: com.example.Missing is not one of the scenario's apps (\(stateLab))"])
+        if let kept = outcome.dataDirectory { try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    }
+
+    @Test func anAppThatCannotBeInstalledIsReportedAtItsLine() async throws {
+        let yaml = "apps:\n  - \(Paths.sample("StateLab"))\n  - /nonexistent/NoSuchApp\n"
+        let error = await #expect(throws: ScenarioError.self) {
+            try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        }
+        #expect(error?.description == "x.yaml:3: cannot install the app: /nonexistent/NoSuchApp: no such file or directory")
+    }
+
     @Test(arguments: [
         ("name: [unclosed", "bad.yaml:2: not valid YAML: did not find expected"),
         ("apps: [a]\nsteps:\n  - at: soon\n    do: home\n", "bad.yaml:3: expected a duration for at"),
@@ -65,6 +85,11 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory\n", "bad.yaml:4: \"memory\" takes 1 to 2 arguments"),
         ("apps: [a]\nsteps:\n  - at: 1s\n    after: 2s\n    do: home\n", "bad.yaml:3: a step has \"at\" or \"after\", not both"),
         ("apps: [a]\nend: 99999999d\n", "bad.yaml:2: expected a duration for end"),
+        ("apps: [a]\nsteps:\n  - do: switcher kill\n", "bad.yaml:3: switcher kill needs the app's bundle id"),
+        ("apps: [a]\nsteps:\n  - do: switcher show x\n", "bad.yaml:3: switcher show takes nothing more"),
+        ("apps: [a]\nsteps:\n  - do: device battery 7\n", "bad.yaml:3: device battery takes a level from 0 to 1"),
+        ("apps: [a]\nsteps:\n  - do: device locale\n", "bad.yaml:3: device locale needs a value"),
+        ("apps: [a]\nsteps:\n  - do: device volume 3\n", "bad.yaml:3: device takes battery, orientation, locale or time-jump"),
         ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
         ("steps: []\n", "bad.yaml:1: expected \"apps\""),
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure lots\n", "bad.yaml:4: memory pressure takes a size"),

@@ -26,6 +26,8 @@ public struct Scenario: Sendable {
     public var file: String
     public var profile: String
     public var appPaths: [String]
+    /// The line of each of ``appPaths`` in the file.
+    public var appLines: [Int]
     public var steps: [Step]
     /// Time the scenario runs to after its last step.
     public var end: Duration?
@@ -94,6 +96,7 @@ extension Scenario {
         guard let appsNode = top["apps"], let appList = appsNode.sequence else {
             throw error(top["apps"] ?? root, "expected \"apps\": a list of app directories")
         }
+        let appLines = appList.map { $0.mark?.line ?? 0 }
         let appPaths = try appList.map { node -> String in
             guard let path = node.string else { throw error(node, "expected an app directory path") }
             return path.hasPrefix("/") ? path : (base.isEmpty ? path : base + "/" + path)
@@ -129,6 +132,24 @@ extension Scenario {
                 guard arity.contains(words.count - 1) else {
                     let count = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
                     throw error(doNode, "\"\(verb)\" takes \(count) \(arity.upperBound == 1 ? "argument" : "arguments")")
+                }
+                if verb == "switcher", !["show", "hide", "kill"].contains(words[1]) {
+                    throw error(doNode, "switcher takes show, hide or kill ID, not \"\(words[1])\"")
+                }
+                if verb == "switcher", (words[1] == "kill") != (words.count == 3) {
+                    throw error(doNode, words[1] == "kill" ? "switcher kill needs the app's bundle id" : "switcher \(words[1]) takes nothing more")
+                }
+                if verb == "device" {
+                    switch (words[1], words.count) {
+                    case ("time-jump", 2), ("orientation", 3), ("locale", 3): break
+                    case ("battery", 3):
+                        guard let level = Double(words[2]), (0...1).contains(level) else {
+                            throw error(doNode, "device battery takes a level from 0 to 1, not \"\(words[2])\"")
+                        }
+                    case ("time-jump", _): throw error(doNode, "device time-jump takes nothing more")
+                    case ("battery", _), ("orientation", _), ("locale", _): throw error(doNode, "device \(words[1]) needs a value")
+                    default: throw error(doNode, "device takes battery, orientation, locale or time-jump, not \"\(words[1])\"")
+                    }
                 }
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
                     throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")
@@ -181,7 +202,7 @@ extension Scenario {
             }
         }
         return Scenario(
-            name: name, file: file, profile: profile, appPaths: appPaths, steps: steps,
+            name: name, file: file, profile: profile, appPaths: appPaths, appLines: appLines, steps: steps,
             end: try top["end"].map { try duration($0, "end") }, hangGrace: try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2),
             expectations: expectations)
     }

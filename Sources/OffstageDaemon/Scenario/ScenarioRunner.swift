@@ -43,10 +43,11 @@ public struct ScenarioRunner {
         var failures: [String] = []
         var timeline: [Event] = []
         do {
-            for path in scenario.appPaths {
+            for (path, line) in zip(scenario.appPaths, scenario.appLines) {
                 let reply = try await daemon.control(["command": "install", "path": .string(path)])
                 if case .failure(let message) = reply {
-                    throw ScenarioError(file: scenario.file, line: nil, message: "cannot install \(path): \(message)")
+                    // The daemon's message names the path already.
+                    throw ScenarioError(file: scenario.file, line: line > 0 ? line : nil, message: "cannot install the app: \(message)")
                 }
             }
             let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
@@ -100,6 +101,11 @@ public struct ScenarioRunner {
         var failures: [String] = []
         for expectation in scenario.expectations {
             let where_ = "\(scenario.file):\(expectation.line)"
+            guard finalStates[expectation.app] != nil else {
+                let installed = finalStates.keys.sorted().joined(separator: ", ")
+                failures.append("\(where_): \(expectation.app) is not one of the scenario's apps (\(installed.isEmpty ? "none" : installed))")
+                continue
+            }
             if let expected = expectation.callbacks {
                 let actual = timeline.filter { $0.kind == .callback && $0.app == expectation.app }.map(\.name)
                 if actual != expected {
