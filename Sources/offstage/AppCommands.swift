@@ -55,6 +55,7 @@ struct AppsCommand: ParsableCommand {
     func run() throws {
         let apps = try client.send(["command": "apps"])
         if json { return printJSON(apps) }
+        if apps.arrayValue?.isEmpty ?? true { printError("No app is installed (offstage install DIR installs one).") }
         for app in apps.arrayValue ?? [] {
             let modes = (app["backgroundModes"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
             print(
@@ -73,7 +74,11 @@ protocol SimpleCommand: ParsableCommand {
 
 extension SimpleCommand {
     func run() throws {
-        _ = try client.send(request)
+        try printStatus(after: client.send(request))
+    }
+
+    /// Prints the foreground app and every running app's state.
+    func printStatus(after result: JSONValue) throws {
         let status = try client.send(["command": "status"])
         let foreground = status["foreground"]?.stringValue ?? "home screen"
         let apps = (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }

@@ -61,6 +61,16 @@ struct MemoryCommand: SimpleCommand {
         if let free, let bytes = parseByteSize(free) { object["bytes"] = JSONValue(bytes) }
         return .object(object)
     }
+
+    func run() throws {
+        let result = try client.send(request)
+        if let pressure = result["memoryPressure"] {
+            let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
+            print(killed.isEmpty ? "killed no app (none suspended)" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
+        }
+        try printStatus(after: result)
+    }
 }
 
 struct DeviceCommand: SimpleCommand {

@@ -37,6 +37,8 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: no app with bundle id com.nope is installed\n")
         result = try offstage(["alert", "reply"] + socket)
         #expect(result.stderr == "offstage: error: no system alert is shown\n")
+        result = try offstage(["memory", "pressure"] + socket)
+        #expect(result.stdout == "killed no app (none suspended)\nforeground: \(stateLab); \(stateLab)=active\n")
         result = try offstage(["clock", "advance", "5m"] + socket)
         #expect(result.status == 1)
         #expect(result.stderr.contains("real clock"))

@@ -79,6 +79,14 @@ extension Engine {
             members["errors"] = .array(errors.map(\.json))
             result = .object(members)
         }
+        // What memory pressure did (killed, freed), for the CLI to say.
+        if request["command"]?.stringValue == "memory",
+            let pressure = log.events(after: seq).last(where: { $0.kind == .system && $0.name == "memoryPressure" }),
+            case .object(var members) = result
+        {
+            members["memoryPressure"] = pressure.detail
+            result = .object(members)
+        }
         return .ok(result)
     }
 

@@ -40,7 +40,7 @@ import Testing
         let run = try offstage("gps", "convert", input, output)
         #expect(run.status == 0)
         #expect(run.stderr == """
-            warning: \(input):3: <trkpt> without lat/lon
+            offstage: warning: \(input):3: <trkpt> without lat/lon
             Converted 2 fixes from \(input) to \(output) (1 bad line skipped).
 
             """)
