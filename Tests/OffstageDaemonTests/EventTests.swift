@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
@@ -18,5 +19,27 @@ import OffstageCore
         #expect(log.events(after: 7).map(\.seq) == [8, 9, 10])
         #expect(log.events(after: 0, app: "a").map(\.name) == ["e0", "e2", "e4", "e6", "e8"])
         #expect(log.events(after: 10).isEmpty)
+    }
+
+    @Test func aReopenedLogReadsBackItsEventsAndSkipsACutLine() throws {
+        let path = try temporaryDirectory() + "/events.jsonl"
+        do {
+            let log = EventLog(path: path)
+            for i in 1...3 { log.append(LogEntry(kind: .system, app: nil, name: "e\(i)"), time: Double(i)) }
+            log.flush()
+        }
+        // A crash in the middle of a write.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{\"seq\":4,\"ti".utf8))
+        try handle.close()
+        let reopened = EventLog(path: path)
+        #expect(reopened.events.map(\.name) == ["e1", "e2", "e3"])
+        #expect(reopened.lastSeq == 3)
+        // Read from the middle of the file: the first, partial line is left out.
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let lineLength = reopened.events[0].json.jsonText.utf8.count + 1
+        #expect(EventLog.tail(of: path, bytes: size - lineLength / 2, limit: 10).map(\.name) == ["e2", "e3"])
+        #expect(EventLog.tail(of: path, bytes: size, limit: 2).map(\.name) == ["e2", "e3"])
     }
 }

@@ -23,10 +23,14 @@ public final class EventLog {
     /// - Parameters:
     ///   - path: file to append to (`nil`: memory only); its last `seq` is continued.
     ///   - capacity: how many events to keep in memory.
+    ///   The latest events of an existing file (those in its last
+    ///   ``reloadedBytes``) are read back into memory, so `offstage events`
+    ///   goes on across a daemon restart.
     public init(path: String?, capacity: Int = 100_000) {
         self.capacity = capacity
         if let path {
-            nextSeq = (Self.lastSeq(in: path) ?? 0) + 1
+            events = Self.tail(of: path, bytes: Self.reloadedBytes, limit: capacity)
+            nextSeq = (events.last?.seq ?? Self.lastSeq(in: path) ?? 0) + 1
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             self.fd = fd >= 0 ? fd : nil
         } else {
@@ -100,6 +104,29 @@ public final class EventLog {
     }
 
     public func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    /// How much of an existing log a new daemon reads back: about 25,000
+    /// events, parsed in a fraction of a second.
+    static let reloadedBytes = 4 << 20
+
+    /// The events in the last `bytes` of a log file, whole lines only,
+    /// in order, at most the last `limit`; lines that do not parse (a line
+    /// cut short by a crash) are left out.
+    static func tail(of path: String, bytes: Int, limit: Int) -> [Event] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        let start = size > UInt64(bytes) ? size - UInt64(bytes) : 0
+        try? handle.seek(toOffset: start)
+        guard let data = try? handle.readToEnd() else { return [] }
+        var lines = data.split(separator: UInt8(ascii: "\n"))
+        if start > 0, !lines.isEmpty { lines.removeFirst() }  // begins mid-line
+        var events: [Event] = []
+        for line in lines.reversed() where events.count < limit {
+            if let json = try? JSONValue(parsing: line), let event = try? Event(json: json) { events.append(event) }
+        }
+        return events.reversed()
+    }
 
     static func lastSeq(in path: String) -> Int? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
