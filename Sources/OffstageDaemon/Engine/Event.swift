@@ -63,8 +63,14 @@ public struct Event: Equatable, Sendable {
     /// The event as a console line, in the spirit of the seeds' State Lab logs:
     /// `   10.000  StateLab  applicationDidEnterBackground:`.
     public var humanLine: String {
+        // Aligned on the decimal point: whole seconds right-aligned, then
+        // the fraction (up to three digits) or as many spaces.
         let clock = formatSeconds(time)
-        let padded = String(repeating: " ", count: max(0, 10 - clock.count)) + clock
+        let point = clock.firstIndex(of: ".") ?? clock.endIndex
+        let whole = clock[..<point]
+        let fraction = clock[point...]
+        let padded = String(repeating: " ", count: max(0, 6 - whole.count)) + whole + fraction
+            + String(repeating: " ", count: max(0, 4 - fraction.count))
         let who = app.map { $0.split(separator: ".").last.map(String.init) ?? $0 } ?? "system"
         let detailText: String
         if case .object(let members) = detail, members.isEmpty {
