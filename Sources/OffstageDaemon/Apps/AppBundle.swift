@@ -119,8 +119,7 @@ public struct AppBundle: Sendable, Equatable {
             }
             return path
         }
-        throw DaemonError(
-            .badExecutable,
-            "\(plistPath): executable \(name) not found (looked in \(([appDirectory] + searchPaths).joined(separator: ", ")))")
+        let looked = name.hasPrefix("/") ? "" : " (looked in \(([appDirectory] + searchPaths).joined(separator: ", ")))"
+        throw DaemonError(.badExecutable, "\(plistPath): executable \(name) not found\(looked)")
     }
 }
