@@ -38,8 +38,12 @@ struct EventsCommand: ParsableCommand {
     @Flag(help: "Keep printing new events as they happen.") var follow = false
     @Flag(help: "One JSON object per line: seq, time, app, kind, name, detail.") var json = false
     @Option(help: ArgumentHelp("Only this app's events: its bundle id, or the last part of it as the timeline shows it.", valueName: "bundle-id")) var app: String?
-    @Option(help: "Only events after this seq.") var after: Int = 0
+    @Option(parsing: .unconditional, help: "Only events after this seq.") var after: Int = 0
     @OptionGroup var client: ClientOptions
+
+    func validate() throws {
+        if after < 0 { throw ValidationError("--after takes a seq, 0 or more (got \(after))") }
+    }
 
     func run() throws {
         var request: [String: JSONValue] = ["command": "events", "after": JSONValue(after), "follow": .bool(follow)]

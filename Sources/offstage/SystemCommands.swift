@@ -48,7 +48,7 @@ struct MemoryCommand: SimpleCommand {
         case warning, pressure
     }
     @Argument(help: "warning or pressure.") var action: Action
-    @Option(help: "Pressure: bytes to free (e.g. 200M).") var free: String?
+    @Option(parsing: .unconditional, help: "Pressure: bytes to free (e.g. 200M).") var free: String?
     @OptionGroup var client: ClientOptions
 
     func validate() throws {

@@ -117,6 +117,17 @@ struct CLITests {
         #expect(result.stdout.hasPrefix("OVERVIEW: Tap the app's icon"))
     }
 
+    @Test func negativeValuesAreCheckedNotTakenForOptions() throws {
+        // ArgumentParser read "-5M" as an option and said "Missing value for '--free <free>'".
+        var result = try offstage(["memory", "pressure", "--free", "-5M"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: --free must be a size such as 500K, 200M or 1G (see offstage memory --help)\n")
+        result = try offstage(["events", "--after", "-3"])
+        #expect(result.stderr == "offstage: error: --after takes a seq, 0 or more (got -3) (see offstage events --help)\n")
+        result = try offstage(["gps", "feed", "x.nmea", "--hold", "inf"])
+        #expect(result.stderr == "offstage: error: --hold takes 0 to 86400 seconds (got inf) (see offstage gps feed --help)\n")
+    }
+
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"])
         #expect(result.status != 0)

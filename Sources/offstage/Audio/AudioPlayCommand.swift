@@ -27,10 +27,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
     @Option(help: "The app name the sound server shows.")
     var app: String = "offstage"
 
-    @Option(help: "Volume, from 0 to 1.")
+    @Option(parsing: .unconditional, help: "Volume, from 0 to 1.")
     var volume: Double = 1
 
-    @Option(help: "Start this many seconds into the file.")
+    @Option(parsing: .unconditional, help: "Start this many seconds into the file.")
     var start: Double = 0
 
     @Flag(help: "Play in a loop until interrupted with ^C.")

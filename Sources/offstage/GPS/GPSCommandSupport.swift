@@ -64,8 +64,12 @@ struct GPSDTargetOptions: ParsableArguments {
     @Option(help: "The named gpsd's control socket (its -F option), used to add our device.")
     var control: String = GPSDControl.defaultControlSocket
 
-    @Option(help: "Keep the device (and a private gpsd) up this many seconds after the last fix, for watchers.")
+    @Option(parsing: .unconditional, help: "Keep the device (and a private gpsd) up this many seconds after the last fix, for watchers.")
     var hold: Double = 0
+
+    func validate() throws {
+        guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
+    }
 }
 
 /// A pseudo-terminal attached to a gpsd for the duration of a command.

@@ -19,7 +19,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
     @Argument(help: "The fixture file.")
     var file: String
 
-    @Option(help: "N (×recorded pace) or max.")
+    @Option(parsing: .unconditional, help: "N (×recorded pace) or max.")
     var speed: String = "1"
 
     @OptionGroup var fixture: GPSFixtureOptions

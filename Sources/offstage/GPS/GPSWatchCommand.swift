@@ -14,7 +14,7 @@ struct GPSWatchCommand: AsyncParsableCommand {
     @Option(name: .customLong("gpsd"), help: "The gpsd as HOST:PORT.")
     var gpsd: String = "localhost:2947"
 
-    @Option(help: "Exit after this many fixes.")
+    @Option(parsing: .unconditional, help: "Exit after this many fixes.")
     var count: Int?
 
     @Flag(help: "Print gpsd-style TPV JSON lines instead of text.")
@@ -23,10 +23,13 @@ struct GPSWatchCommand: AsyncParsableCommand {
     @Flag(help: "Keep trying (once a second) while gpsd cannot be reached at the start.")
     var wait = false
 
+    func validate() throws {
+        if let count, count <= 0 { throw ValidationError("--count must be positive") }
+    }
+
     func run() async throws {
         try await reportingErrors {
             guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw CommandError("--gpsd \(gpsd): expected HOST:PORT") }
-            if let count, count <= 0 { throw CommandError("--count must be positive") }
             var seen = 0
             var connected = false
             for await event in GPSDLocationSource(endpoint: endpoint).events() {
