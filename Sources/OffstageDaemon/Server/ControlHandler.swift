@@ -26,7 +26,13 @@ final class ControlHandler: ChannelInboundHandler {
         let engine = self.engine.value
         let id = request["id"]
         if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
-            let app = request["appFilter"]?.stringValue
+            let app: String?
+            do {
+                app = try engine.appFilter(request["appFilter"]?.stringValue)
+            } catch {
+                send(withID(ControlReply.failure("\(error)").json, id), on: channel)
+                return
+            }
             let backlog = engine.log.events(after: request["after"]?.intValue ?? 0, app: app)
             send(withID(ControlReply.ok(.array(backlog.map(\.json))).json, id), on: channel)
             subscription = engine.log.subscribe { event in
