@@ -85,6 +85,9 @@ extension Engine {
             guard let after = params["after"]?.doubleValue.flatMap(Duration.init(acceptedSeconds:)) else {
                 throw ProtocolError("scheduleTimer needs a number of seconds from 0 to 100 years in \"after\"")
             }
+            guard after <= ClockTime.latest - now else {
+                throw ProtocolError("scheduleTimer: the timer would fire after the virtual clock's end, 250 years after its start")
+            }
             let timer = try board.scheduleTimer(app, after: after, at: now)
             perform([])
             return ["timer": JSONValue(timer)]
