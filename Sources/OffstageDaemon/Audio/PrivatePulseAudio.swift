@@ -18,6 +18,9 @@ public final class PrivatePulseAudio: Sendable {
     /// it; a directory the caller named keeps everything but what the
     /// server made there (its log stays).
     private let ownsDirectory: Bool
+    /// In a named directory, the server's files that were not there
+    /// before it: the only ones removed at the end.
+    private let madeHere: [String]
 
     /// The directory holding the socket, the configuration and the log.
     public let directory: URL
@@ -50,8 +53,9 @@ public final class PrivatePulseAudio: Sendable {
     /// - Parameters:
     ///   - directory: where to keep its files; a new temporary one if nil.
     ///     A named directory is created if needed and never removed: only
-    ///     the files the server makes there are, when it is done, except
-    ///     its log. It may not hold a running server's socket.
+    ///     the files the server makes there that were not there before
+    ///     are, when it is done, and never its log. It may not hold a
+    ///     running server's socket.
     ///   - headphones: start with the headphones plugged in (they are then
     ///     the default output).
     ///   - exitWhenIdle: let the server exit after this long without
@@ -69,6 +73,10 @@ public final class PrivatePulseAudio: Sendable {
         self.exitWhenIdle = exitWhenIdle
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")
         ownsDirectory = directory == nil
+        let root = self.directory
+        madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
+            !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
+        }
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
             try Self.configuration(socket: socketPath, headphones: headphones)
@@ -168,7 +176,7 @@ public final class PrivatePulseAudio: Sendable {
         if ownsDirectory {
             try? FileManager.default.removeItem(at: directory)
         } else {
-            for made in ["native", "offstage.pa", "run", "state", "cookie"] {
+            for made in madeHere {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
             }
         }

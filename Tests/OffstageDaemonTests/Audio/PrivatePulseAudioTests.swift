@@ -9,14 +9,18 @@ import Testing
         let directory = try temporaryDirectory()
         let mine = directory + "/mine.txt"
         try "precious".write(toFile: mine, atomically: true, encoding: .utf8)
+        // A directory of the user's that has the name of one the server uses.
+        try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: false)
+        try "mine too".write(toFile: directory + "/state/notes.txt", atomically: true, encoding: .utf8)
         do {
             let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
             #expect(server.isAccepting)
             server.stop()
         }
         let left = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        #expect(left == ["mine.txt", "pulseaudio.log"])
+        #expect(left == ["mine.txt", "pulseaudio.log", "state"])
         #expect(try String(contentsOfFile: mine, encoding: .utf8) == "precious")
+        #expect(try String(contentsOfFile: directory + "/state/notes.txt", encoding: .utf8) == "mine too")
     }
 
     @Test func aDirectoryInUseIsRefusedAndItsServerKeepsRunning() throws {
