@@ -166,10 +166,16 @@ public enum LocationFixtureConverter {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                 file: output, line: 0, message: "is the input file; write the conversion to another file"))
         }
-        // Written beside the output and renamed over it only when complete,
-        // so a failed conversion leaves an existing output as it was.
-        let directory = (output as NSString).deletingLastPathComponent
-        let partial = (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial"
+        // A regular file (new, or through a symbolic link) is written beside
+        // itself and renamed over it only when complete, with the old file's
+        // mode, so a failed conversion leaves it as it was. Anything else (a
+        // pipe, /dev/stdout) is written to directly.
+        var existing = stat()
+        let exists = stat(output, &existing) == 0
+        let regular = !exists || existing.st_mode & S_IFMT == S_IFREG
+        let target = exists && regular ? (realPath(output) ?? output) : output
+        let directory = (target as NSString).deletingLastPathComponent
+        let partial = regular ? (directory.isEmpty ? "." : directory) + "/.\((target as NSString).lastPathComponent).\(getpid()).partial" : nil
         let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
         do {
             let summary = try reader.read { try writer.write($0) }
@@ -180,16 +186,26 @@ public enum LocationFixtureConverter {
                 throw LocationFixtureError(.noFixes, LocationFixtureIssue(
                     file: input, line: 0, message: "no fixes\(skipped); \(output) not written"))
             }
-            guard rename(partial, output) == 0 else {
-                throw LocationFixtureError(.unwritable, LocationFixtureIssue(
-                    file: output, line: 0, message: "cannot write: \(String(cString: strerror(errno)))"))
+            if let partial {
+                if exists { chmod(partial, existing.st_mode & 0o7777) }
+                guard rename(partial, target) == 0 else {
+                    throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                        file: output, line: 0, message: "cannot write: \(String(cString: strerror(errno)))"))
+                }
             }
             return summary
         } catch {
             try? writer.finish()
-            unlink(partial)
+            if let partial { unlink(partial) }
             throw error
         }
+    }
+
+    /// The path with every symbolic link resolved, if it exists.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Whether both paths name one existing file (links and `./` included).

@@ -167,6 +167,25 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["junk.nmea", "out.gpx"])
     }
 
+    @Test func aLinkedOutputIsWrittenThroughKeepingItsModeAndADeviceDirectly() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = try write(
+            GPXFixWriter.header(name: "t") + sampleTrack(count: 5).map(GPXFixWriter.point).joined() + GPXFixWriter.footer,
+            to: "a.gpx", in: dir)
+        let real = try write("old", to: "real.nmea", in: dir)
+        chmod(real, 0o640)
+        let link = dir.appendingPathComponent("link.nmea").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        #expect(try LocationFixtureConverter.convert(input: gpx, output: link).fixes == 5)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
+        #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("$GPGGA"))
+        #expect((try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int) == 0o640)
+        // A character device is written to, not replaced (nor a file made beside it in /dev).
+        #expect(try LocationFixtureConverter.convert(input: gpx, output: "/dev/null", outputFormat: .nmea).fixes == 5)
+        var info = stat()
+        #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
+    }
+
     @Test func detectsFormatsByContentWhenTheNameDoesNotSay() throws {
         let dir = try makeTemporaryDirectory()
         #expect(try LocationFixtureFormat.detect(path: write("  \n<gpx/>", to: "a.dat", in: dir)) == .gpx)
