@@ -33,13 +33,21 @@ import OffstageCore
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("{\"seq\":4,\"ti".utf8))
         try handle.close()
-        let reopened = EventLog(path: path)
-        #expect(reopened.events.map(\.name) == ["e1", "e2", "e3"])
-        #expect(reopened.lastSeq == 3)
-        // Read from the middle of the file: the first, partial line is left out.
+        do {
+            let reopened = EventLog(path: path)
+            #expect(reopened.events.map(\.name) == ["e1", "e2", "e3"])
+            #expect(reopened.lastSeq == 3)
+            // The cut line was ended: the next event is a line of its own.
+            reopened.append(LogEntry(kind: .system, app: nil, name: "e4"), time: 4)
+            reopened.flush()
+        }
+        #expect(EventLog(path: path).events.map(\.name) == ["e1", "e2", "e3", "e4"])
+        // Read from inside the file: a first, partial line is left out; one that starts there is kept.
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
-        let lineLength = reopened.events[0].json.jsonText.utf8.count + 1
-        #expect(EventLog.tail(of: path, bytes: size - lineLength / 2, limit: 10).map(\.name) == ["e2", "e3"])
-        #expect(EventLog.tail(of: path, bytes: size, limit: 2).map(\.name) == ["e2", "e3"])
+        let firstLine = Event(seq: 1, time: 1, app: nil, kind: .system, name: "e1", detail: .emptyObject).json.jsonText.utf8.count + 1
+        #expect(EventLog.tail(of: path, bytes: size - firstLine / 2, limit: 10).map(\.name) == ["e2", "e3", "e4"])
+        #expect(EventLog.tail(of: path, bytes: size - firstLine, limit: 10).map(\.name) == ["e2", "e3", "e4"])
+        #expect(EventLog.tail(of: path, bytes: size - firstLine + 1, limit: 10).map(\.name) == ["e2", "e3", "e4"])
+        #expect(EventLog.tail(of: path, bytes: size, limit: 2).map(\.name) == ["e3", "e4"])
     }
 }

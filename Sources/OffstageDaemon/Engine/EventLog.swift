@@ -33,6 +33,8 @@ public final class EventLog {
             nextSeq = (events.last?.seq ?? Self.lastSeq(in: path) ?? 0) + 1
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             self.fd = fd >= 0 ? fd : nil
+            // A line cut short by a crash is ended, so the next one is not glued to it.
+            if fd >= 0, !Self.endsWithNewline(path) { _ = write(fd, "\n", 1) }
         } else {
             nextSeq = 1
             fd = nil
@@ -119,13 +121,27 @@ public final class EventLog {
         let start = size > UInt64(bytes) ? size - UInt64(bytes) : 0
         try? handle.seek(toOffset: start)
         guard let data = try? handle.readToEnd() else { return [] }
-        var lines = data.split(separator: UInt8(ascii: "\n"))
-        if start > 0, !lines.isEmpty { lines.removeFirst() }  // begins mid-line
+        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        // Unless the byte before the start ends a line, the first one is a part.
+        if start > 0, !lines.isEmpty, !endsWithNewline(handle, before: start) { lines.removeFirst() }
         var events: [Event] = []
         for line in lines.reversed() where events.count < limit {
             if let json = try? JSONValue(parsing: line), let event = try? Event(json: json) { events.append(event) }
         }
         return events.reversed()
+    }
+
+    /// Whether the file is empty or its last byte is a newline.
+    static func endsWithNewline(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return true }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        return size == 0 || endsWithNewline(handle, before: size)
+    }
+
+    private static func endsWithNewline(_ handle: FileHandle, before offset: UInt64) -> Bool {
+        guard (try? handle.seek(toOffset: offset - 1)) != nil, let byte = try? handle.read(upToCount: 1) else { return false }
+        return byte.first == UInt8(ascii: "\n")
     }
 
     static func lastSeq(in path: String) -> Int? {
