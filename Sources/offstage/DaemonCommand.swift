@@ -46,6 +46,9 @@ struct DaemonCommand: AsyncParsableCommand {
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "offstage.daemon")
+        // Absolute: apps get the app socket's path and resolve it from their own directory.
+        let socket = URL(fileURLWithPath: socket).standardizedFileURL.path
+        let data = URL(fileURLWithPath: data).standardizedFileURL.path
         let configuration = DaemonConfiguration(
             dataDirectory: data, controlSocket: socket, appSocket: DefaultPaths.appSocket(forControlSocket: socket),
             clock: ClockMode(rawValue: clock)!, policy: LifecyclePolicy.profile(named: profile)!,

@@ -67,6 +67,24 @@ struct ScenarioTests {
         if let kept = outcome.dataDirectory { try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
+    @Test func stepsPastTheVirtualClocksEndStopTheRunAtTheirLine() async throws {
+        // Two centuries in two advances of 100 years, then a third: past 250 years.
+        let yaml = """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: advance 36500d
+              - do: advance 36500d
+              - do: home
+              - do: advance 36500d
+              - do: home
+            """
+        let error = await #expect(throws: ScenarioError.self) {
+            try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        }
+        #expect(error?.line == 7, "\(String(describing: error))")
+        #expect(error?.message.contains("past its end") == true, "\(String(describing: error))")
+    }
+
     @Test func anAppThatCannotBeInstalledIsReportedAtItsLine() async throws {
         let yaml = "apps:\n  - \(Paths.sample("StateLab"))\n  - /nonexistent/NoSuchApp\n"
         let error = await #expect(throws: ScenarioError.self) {

@@ -56,7 +56,7 @@ public struct ScenarioRunner {
                 let now = try await daemon.engine.submit { $0.now }.get()
                 let wait = step.at - (now - .zero)
                 if wait > .zero {
-                    _ = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(wait.seconds)])
+                    try await advance(daemon, by: wait, line: step.line)
                 }
                 let reply = try await daemon.control(Self.request(for: step.action))
                 switch (reply, step.expectFailure) {
@@ -72,7 +72,7 @@ public struct ScenarioRunner {
                 let now = try await daemon.engine.submit { $0.now }.get()
                 let wait = end - (now - .zero)
                 if wait > .zero {
-                    _ = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(wait.seconds)])
+                    try await advance(daemon, by: wait, line: nil)
                 }
             }
             let (events, states) = try await daemon.engine.submit { engine in
@@ -95,6 +95,21 @@ public struct ScenarioRunner {
             return Outcome(timeline: timeline, failures: failures, dataDirectory: nil)
         }
         return Outcome(timeline: timeline, failures: failures, dataDirectory: directory + "/data")
+    }
+
+    /// Moves the private daemon's clock on; a refusal (past the clock's
+    /// end) stops the run at the step that asked for it.
+    /// A wait longer than one advance may take (100 years) goes in parts.
+    private func advance(_ daemon: RunningDaemon, by wait: Duration, line: Int?) async throws {
+        var left = wait
+        while left > .zero {
+            let part = min(left, .longestAccepted)
+            let reply = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(part.seconds)])
+            if case .failure(let message) = reply {
+                throw ScenarioError(file: scenario.file, line: line, message: message)
+            }
+            left -= part
+        }
     }
 
     func check(_ timeline: [Event], finalStates: [String: AppState]) -> [String] {
