@@ -26,10 +26,14 @@ struct Offstage: AsyncParsableCommand {
     /// (`offstage remote --help` printed the top-level help).
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let word = arguments.first, !word.hasPrefix("-"), word != "help",
-            !configuration.subcommands.contains(where: { $0._commandName == word })
-        {
+        // `offstage help gps feed` names commands too.
+        let named = arguments.first == "help" ? Array(arguments.dropFirst()) : arguments
+        if let word = named.first, !word.hasPrefix("-"), !configuration.subcommands.contains(where: { $0._commandName == word }) {
             oneLineUsageError("unknown command '\(word)'", help: "offstage --help")
+        }
+        if arguments.first == "help", let word = named.dropFirst(commandPath(named).count).first, !word.hasPrefix("-") {
+            let path = (["offstage"] + commandPath(named)).joined(separator: " ")
+            oneLineUsageError("unknown command '\(word)' in \(path)", help: path + " --help")
         }
         do {
             var command = try parseAsRoot(arguments)

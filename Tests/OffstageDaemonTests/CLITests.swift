@@ -9,7 +9,7 @@ import OffstageProtocol
 #endif
 
 /// The built `offstage` binary, run as a user would.
-@Suite("CLI", .serialized)
+@Suite("CLI", .serialized, .timeLimit(.minutes(3)))
 struct CLITests {
     typealias Result = CommandRun
 
@@ -78,29 +78,38 @@ struct CLITests {
         #expect(DefaultPaths.appSocket(forControlSocket: "/tmp/x/ctl") == "/tmp/x/ctl.apps.sock")
     }
 
+    /// Options that point a command at no daemon (never a developer's
+    /// running one), should a check under test let it through.
+    func nowhere() throws -> [String] {
+        let directory = try temporaryDirectory()
+        return ["--socket", directory + "/control.sock"]
+    }
+
     @Test func hangGraceIsADurationForTheVirtualClock() throws {
-        var result = try offstage(["daemon", "--hang-grace", "500ms"])
+        let scratch = try temporaryDirectory()
+        let daemon = ["daemon", "--socket", scratch + "/control.sock", "--data", scratch + "/data"]
+        var result = try offstage(daemon + ["--hang-grace", "500ms"])
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: --hang-grace applies to the virtual clock only (add --clock virtual) (see offstage daemon --help)\n")
-        result = try offstage(["daemon", "--clock", "virtual", "--hang-grace", "soon"])
+        result = try offstage(daemon + ["--clock", "virtual", "--hang-grace", "soon"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("offstage: error: --hang-grace must be a duration of at most an hour"))
     }
 
     @Test func extraWordsAreRefused() throws {
-        var result = try offstage(["clock", "now", "5s"])
+        var result = try offstage(["clock", "now", "5s"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: clock now takes no duration (got 5s) (see offstage clock --help)\n")
-        result = try offstage(["clock", "advance", "107000d"])
+        result = try offstage(["clock", "advance", "107000d"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("offstage: error: not a duration: 107000d"))
-        result = try offstage(["device", "time-jump", "5"])
+        result = try offstage(["device", "time-jump", "5"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: device time-jump takes no value (got 5) (see offstage device --help)\n")
     }
 
     @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
-        var result = try offstage(["launch"])
+        var result = try offstage(["launch"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: Missing expected argument '<bundle-id>' (see offstage launch --help)\n")
         result = try offstage(["gps", "feed", "--bogus"])
@@ -112,6 +121,14 @@ struct CLITests {
         result = try offstage(["remote", "--help"])
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: unknown command 'remote' (see offstage --help)\n")
+        result = try offstage(["help", "remote"])
+        #expect(result.stderr == "offstage: error: unknown command 'remote' (see offstage --help)\n")
+        result = try offstage(["help", "gps", "stream"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown command 'stream' in offstage gps (see offstage gps --help)\n")
+        result = try offstage(["help", "gps", "feed"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE: offstage gps feed"))
         result = try offstage(["launch", "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("OVERVIEW: Tap the app's icon"))
@@ -119,17 +136,17 @@ struct CLITests {
 
     @Test func negativeValuesAreCheckedNotTakenForOptions() throws {
         // ArgumentParser read "-5M" as an option and said "Missing value for '--free <free>'".
-        var result = try offstage(["memory", "pressure", "--free", "-5M"])
+        var result = try offstage(["memory", "pressure", "--free", "-5M"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: --free must be a size such as 500K, 200M or 1G (see offstage memory --help)\n")
-        result = try offstage(["events", "--after", "-3"])
+        result = try offstage(["events", "--after", "-3"] + nowhere())
         #expect(result.stderr == "offstage: error: --after takes a seq, 0 or more (got -3) (see offstage events --help)\n")
         result = try offstage(["gps", "feed", "x.nmea", "--hold", "inf"])
         #expect(result.stderr == "offstage: error: --hold takes 0 to 86400 seconds (got inf) (see offstage gps feed --help)\n")
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {
-        let result = try offstage(["memory", "pressure", "--free", "lots"])
+        let result = try offstage(["memory", "pressure", "--free", "lots"] + nowhere())
         #expect(result.status != 0)
         #expect(result.stderr.contains("--free must be a size"))
     }

@@ -61,7 +61,8 @@ public struct Event: Equatable, Sendable {
     }
 
     /// The event as a console line, in the spirit of the seeds' State Lab logs:
-    /// `   10.000  StateLab  applicationDidEnterBackground:`.
+    /// `    10      StateLab  applicationDidEnterBackground:` (and
+    /// `    26.84   …` for a time with a fraction).
     public var humanLine: String {
         // Aligned on the decimal point: whole seconds right-aligned, then
         // the fraction (up to three digits) or as many spaces.

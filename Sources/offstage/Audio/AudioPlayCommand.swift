@@ -42,7 +42,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
     func validate() throws {
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
-        guard Duration(acceptedSeconds: start) != nil else { throw ValidationError("--start must be a positive number of seconds") }
+        guard Duration(acceptedSeconds: start) != nil else { throw ValidationError("--start takes 0 or more seconds") }
     }
 
     func run() async throws {
