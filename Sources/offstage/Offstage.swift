@@ -28,10 +28,14 @@ struct Offstage: AsyncParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `offstage help gps feed` names commands too.
         let named = arguments.first == "help" ? Array(arguments.dropFirst()) : arguments
-        if let word = named.first, !word.hasPrefix("-"), !configuration.subcommands.contains(where: { $0._commandName == word }) {
+        if let word = named.first, !word.hasPrefix("-"), word != "help",
+            !configuration.subcommands.contains(where: { $0._commandName == word })
+        {
             oneLineUsageError("unknown command '\(word)'", help: "offstage --help")
         }
-        if arguments.first == "help", let word = named.dropFirst(commandPath(named).count).first, !word.hasPrefix("-") {
+        if arguments.first == "help", named.first != "help", let word = named.dropFirst(commandPath(named).count).first,
+            !word.hasPrefix("-")
+        {
             let path = (["offstage"] + commandPath(named)).joined(separator: " ")
             oneLineUsageError("unknown command '\(word)' in \(path)", help: path + " --help")
         }

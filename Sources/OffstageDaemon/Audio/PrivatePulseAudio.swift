@@ -67,8 +67,16 @@ public final class PrivatePulseAudio: Sendable {
     ) throws(AudioError) {
         // Checked before the properties are set: a throw then runs no
         // deinit, which would remove the running server's socket.
-        if let directory, Self.accepts(socket: directory.appendingPathComponent("native").path) {
-            throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
+        if let directory {
+            let native = directory.appendingPathComponent("native").path
+            if Self.accepts(socket: native) {
+                throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
+            }
+            // The socket's name is taken: a stale socket is replaced, anything else kept.
+            var info = stat()
+            if lstat(native, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+                throw AudioError(.serverUnavailable, "\(native) exists and is not a socket; name another directory")
+            }
         }
         self.exitWhenIdle = exitWhenIdle
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")

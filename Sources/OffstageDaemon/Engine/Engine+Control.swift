@@ -294,13 +294,17 @@ extension Engine {
     /// The bundle id `events --app` means: one installed or in the log, or
     /// the last part of exactly one such id, as the timeline shows it
     /// (`StateLab` for `com.offstage.samples.StateLab`).
+    /// - Parameter following: for `events --follow`, a bundle id (a name
+    ///   with a dot) that matches nothing yet is taken as it is: the app
+    ///   may be installed later.
     /// - Throws: ``DaemonError`` `unknownApp` when it names none, or several.
-    func appFilter(_ name: String?) throws -> String? {
+    func appFilter(_ name: String?, following: Bool = false) throws -> String? {
         guard let name, bundles[name] == nil else { return name }
         var known = Set(bundles.keys)
         for event in log.events { if let app = event.app { known.insert(app) } }
         if known.contains(name) { return name }
         let matches = known.filter { $0.split(separator: ".").last.map(String.init) == name }.sorted()
+        if matches.isEmpty, following, name.contains(".") { return name }
         guard matches.count == 1 else {
             throw DaemonError(
                 .unknownApp,

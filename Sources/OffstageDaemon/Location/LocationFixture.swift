@@ -166,16 +166,16 @@ public enum LocationFixtureConverter {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                 file: output, line: 0, message: "is the input file; write the conversion to another file"))
         }
-        // A regular file (new, or through a symbolic link) is written beside
-        // itself and renamed over it only when complete, with the old file's
-        // mode, so a failed conversion leaves it as it was. Anything else (a
-        // pipe, /dev/stdout) is written to directly.
+        // A new file, or an existing regular one, is written beside itself
+        // and renamed into place only when complete (with the old file's
+        // permissions), so a failed conversion leaves it as it was. Anything
+        // else (a symbolic link, /dev/stdout, a pipe) is written to directly,
+        // and holds what was written before a failure.
         var existing = stat()
-        let exists = stat(output, &existing) == 0
-        let regular = !exists || existing.st_mode & S_IFMT == S_IFREG
-        let target = exists && regular ? (realPath(output) ?? output) : output
-        let directory = (target as NSString).deletingLastPathComponent
-        let partial = regular ? (directory.isEmpty ? "." : directory) + "/.\((target as NSString).lastPathComponent).\(getpid()).partial" : nil
+        let exists = lstat(output, &existing) == 0
+        let replaceable = !exists || existing.st_mode & S_IFMT == S_IFREG
+        let directory = (output as NSString).deletingLastPathComponent
+        let partial = replaceable ? (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial" : nil
         let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
         do {
             let summary = try reader.read { try writer.write($0) }
@@ -183,12 +183,12 @@ public enum LocationFixtureConverter {
             guard summary.fixes > 0 else {
                 let first = summary.issues.first.map { ", the first: \($0)" } ?? ""
                 let skipped = summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines")\(first))" : ""
-                throw LocationFixtureError(.noFixes, LocationFixtureIssue(
-                    file: input, line: 0, message: "no fixes\(skipped); \(output) not written"))
+                let outcome = partial == nil ? "\(output) got no fix" : "\(output) not written"
+                throw LocationFixtureError(.noFixes, LocationFixtureIssue(file: input, line: 0, message: "no fixes\(skipped); \(outcome)"))
             }
             if let partial {
-                if exists { chmod(partial, existing.st_mode & 0o7777) }
-                guard rename(partial, target) == 0 else {
+                if exists { chmod(partial, existing.st_mode & 0o777) }
+                guard rename(partial, output) == 0 else {
                     throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                         file: output, line: 0, message: "cannot write: \(String(cString: strerror(errno)))"))
                 }
@@ -199,13 +199,6 @@ public enum LocationFixtureConverter {
             if let partial { unlink(partial) }
             throw error
         }
-    }
-
-    /// The path with every symbolic link resolved, if it exists.
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Whether both paths name one existing file (links and `./` included).

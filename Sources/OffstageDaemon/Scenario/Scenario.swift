@@ -31,6 +31,8 @@ public struct Scenario: Sendable {
     public var steps: [Step]
     /// Time the scenario runs to after its last step.
     public var end: Duration?
+    /// The line of `end`.
+    public var endLine: Int?
     public var hangGrace: Duration
     public var expectations: [Expectation]
 }
@@ -203,7 +205,7 @@ extension Scenario {
         }
         return Scenario(
             name: name, file: file, profile: profile, appPaths: appPaths, appLines: appLines, steps: steps,
-            end: try top["end"].map { try duration($0, "end") }, hangGrace: try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2),
+            end: try top["end"].map { try duration($0, "end") }, endLine: top["end"]?.mark?.line, hangGrace: try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2),
             expectations: expectations)
     }
 

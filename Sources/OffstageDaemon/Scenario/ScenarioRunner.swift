@@ -72,7 +72,7 @@ public struct ScenarioRunner {
                 let now = try await daemon.engine.submit { $0.now }.get()
                 let wait = end - (now - .zero)
                 if wait > .zero {
-                    try await advance(daemon, by: wait, line: nil)
+                    try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
             let (events, states) = try await daemon.engine.submit { engine in
@@ -98,7 +98,7 @@ public struct ScenarioRunner {
     }
 
     /// Moves the private daemon's clock on; a refusal (past the clock's
-    /// end) stops the run at the step that asked for it.
+    /// end) stops the run at the step (or `end`) it was moving to.
     /// A wait longer than one advance may take (100 years) goes in parts.
     private func advance(_ daemon: RunningDaemon, by wait: Duration, line: Int?) async throws {
         var left = wait
@@ -106,7 +106,7 @@ public struct ScenarioRunner {
             let part = min(left, .longestAccepted)
             let reply = try await daemon.control(["command": "clock", "action": "advance", "seconds": JSONValue(part.seconds)])
             if case .failure(let message) = reply {
-                throw ScenarioError(file: scenario.file, line: line, message: message)
+                throw ScenarioError(file: scenario.file, line: line, message: "the clock cannot get here: \(message)")
             }
             left -= part
         }

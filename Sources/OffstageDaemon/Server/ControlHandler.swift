@@ -28,7 +28,7 @@ final class ControlHandler: ChannelInboundHandler {
         if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
             let app: String?
             do {
-                app = try engine.appFilter(request["appFilter"]?.stringValue)
+                app = try engine.appFilter(request["appFilter"]?.stringValue, following: true)
             } catch {
                 send(withID(ControlReply.failure("\(error)").json, id), on: channel)
                 return

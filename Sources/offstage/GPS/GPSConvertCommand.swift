@@ -6,7 +6,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert a fixture between GPX, NMEA and gpsd JSON.",
-        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. The output is replaced only when the conversion succeeds; an input with no fix, or an output that is the input, is an error."
+        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. A file output is replaced only when the conversion succeeds (a link, a pipe or /dev/stdout is written to directly); an input with no fix, or an output that is the input, is an error."
     )
 
     @Argument(help: "Input fixture.")

@@ -32,6 +32,13 @@ import Testing
         first.stop()
     }
 
+    @Test func aFileNamedLikeTheSocketIsKept() throws {
+        let directory = try temporaryDirectory()
+        try "not a socket".write(toFile: directory + "/native", atomically: true, encoding: .utf8)
+        #expect(throws: AudioError.self) { try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30)) }
+        #expect(try String(contentsOfFile: directory + "/native", encoding: .utf8) == "not a socket")
+    }
+
     @Test func aTemporaryDirectoryIsRemoved() throws {
         var directory: URL?
         do {

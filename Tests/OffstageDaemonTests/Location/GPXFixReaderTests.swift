@@ -167,7 +167,7 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["junk.nmea", "out.gpx"])
     }
 
-    @Test func aLinkedOutputIsWrittenThroughKeepingItsModeAndADeviceDirectly() throws {
+    @Test func aLinkedOutputIsWrittenThroughAndADeviceDirectlyAndAFileKeepsItsMode() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = try write(
             GPXFixWriter.header(name: "t") + sampleTrack(count: 5).map(GPXFixWriter.point).joined() + GPXFixWriter.footer,
@@ -179,6 +179,10 @@ import Testing
         #expect(try LocationFixtureConverter.convert(input: gpx, output: link).fixes == 5)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
         #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("$GPGGA"))
+        #expect((try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int) == 0o640)
+        // Converted onto the file itself (no link): replaced, with its mode.
+        #expect(try LocationFixtureConverter.convert(input: gpx, output: real, outputFormat: .gpsdJSON).fixes == 5)
+        #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("{"))
         #expect((try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int) == 0o640)
         // A character device is written to, not replaced (nor a file made beside it in /dev).
         #expect(try LocationFixtureConverter.convert(input: gpx, output: "/dev/null", outputFormat: .nmea).fixes == 5)
