@@ -59,6 +59,19 @@ public func formatSeconds(_ seconds: Double) -> String {
     return text
 }
 
+/// ``formatSeconds(_:)`` aligned on its decimal point, for columns: the
+/// whole seconds right-aligned in `wholeWidth`, then the fraction (up to
+/// three digits) and `unit`, then as many spaces as the fraction lacks:
+/// `"    10    "`, `"    26.84 "`; with a unit `" s"`: `"   1 s    "`.
+public func alignedSeconds(_ seconds: Double, wholeWidth: Int, unit: String = "") -> String {
+    let text = formatSeconds(seconds)
+    let point = text.firstIndex(of: ".") ?? text.endIndex
+    let whole = text[..<point]
+    let fraction = text[point...]
+    return String(repeating: " ", count: max(0, wholeWidth - whole.count)) + whole + fraction + unit
+        + String(repeating: " ", count: max(0, 4 - fraction.count))
+}
+
 private func format3(_ value: Double) -> String {
     let negative = value < 0
     let scaled = Int64((abs(value) * 1000).rounded())

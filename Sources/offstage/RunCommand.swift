@@ -73,7 +73,7 @@ struct RunCommand: AsyncParsableCommand {
         if failed { throw ExitCode(1) }
         if !quiet, !json {
             FileHandle.standardError.write(
-                Data("PASS \(loaded.name): \(loaded.expectations.count) expectation(s) met\n".utf8))
+                Data("PASS \(loaded.name): \(loaded.expectations.count) \(loaded.expectations.count == 1 ? "expectation" : "expectations") met\n".utf8))
         }
     }
 }

@@ -64,14 +64,7 @@ public struct Event: Equatable, Sendable {
     /// `    10      StateLab  applicationDidEnterBackground:` (and
     /// `    26.84   …` for a time with a fraction).
     public var humanLine: String {
-        // Aligned on the decimal point: whole seconds right-aligned, then
-        // the fraction (up to three digits) or as many spaces.
-        let clock = formatSeconds(time)
-        let point = clock.firstIndex(of: ".") ?? clock.endIndex
-        let whole = clock[..<point]
-        let fraction = clock[point...]
-        let padded = String(repeating: " ", count: max(0, 6 - whole.count)) + whole + fraction
-            + String(repeating: " ", count: max(0, 4 - fraction.count))
+        let padded = alignedSeconds(time, wholeWidth: 6)
         let who = app.map { $0.split(separator: ".").last.map(String.init) ?? $0 } ?? "system"
         let detailText: String
         if case .object(let members) = detail, members.isEmpty {

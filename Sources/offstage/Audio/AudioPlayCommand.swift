@@ -56,7 +56,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
             let began = ContinuousClock.now
-            printError("      time    position  event")
+            printError("   time       position  event")
             var player = try startPlayer(backend, request, at: .seconds(start))
             let tracker = PositionTracker(start: .seconds(start))
             // The position is read often, so a restart after a server reset
@@ -110,10 +110,9 @@ struct AudioPlayCommand: AsyncParsableCommand {
         return id
     }
 
-    /// Seconds, right-aligned in a column.
+    /// Seconds in a column, aligned on the decimal point.
     private func stamp(_ duration: Duration) -> String {
-        let text = formatSeconds(duration.seconds)
-        return String(repeating: " ", count: max(0, 8 - text.count)) + text + " s"
+        alignedSeconds(duration.seconds, wholeWidth: 4, unit: " s")
     }
 }
 
