@@ -19,6 +19,7 @@ public final class RunningDaemon: Sendable {
     public let engine: EngineHandle
     let group: MultiThreadedEventLoopGroup
     let channels: [Channel]
+    private let dataLock: DataDirectoryLock
     private let stopped = Mutex(false)
 
     /// Starts a daemon: opens the store, binds the control and app sockets.
@@ -26,6 +27,7 @@ public final class RunningDaemon: Sendable {
     public static func start(_ configuration: DaemonConfiguration) async throws -> RunningDaemon {
         signal(SIGPIPE, SIG_IGN)
         reportOnlyChildExits()
+        let dataLock = try DataDirectoryLock(directory: configuration.dataDirectory)
         try SocketPreparation.prepare(configuration.controlSocket)
         try SocketPreparation.prepare(configuration.appSocket)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -60,18 +62,24 @@ public final class RunningDaemon: Sendable {
                 .bind(unixDomainSocketPath: configuration.appSocket).get()
             chmod(configuration.controlSocket, 0o600)
             chmod(configuration.appSocket, 0o600)
-            return RunningDaemon(configuration: configuration, engine: handle, group: group, channels: [control, apps])
+            return RunningDaemon(
+                configuration: configuration, engine: handle, group: group, channels: [control, apps], dataLock: dataLock)
         } catch {
             try? await group.shutdownGracefully()
+            dataLock.release()
             throw error
         }
     }
 
-    init(configuration: DaemonConfiguration, engine: EngineHandle, group: MultiThreadedEventLoopGroup, channels: [Channel]) {
+    init(
+        configuration: DaemonConfiguration, engine: EngineHandle, group: MultiThreadedEventLoopGroup, channels: [Channel],
+        dataLock: DataDirectoryLock
+    ) {
         self.configuration = configuration
         self.engine = engine
         self.group = group
         self.channels = channels
+        self.dataLock = dataLock
     }
 
     /// Kills the apps, closes the sockets and stops the event loop.
@@ -85,6 +93,7 @@ public final class RunningDaemon: Sendable {
         unlink(configuration.controlSocket)
         unlink(configuration.appSocket)
         try? await group.shutdownGracefully()
+        dataLock.release()
     }
 
     /// Runs a control command in-process (the same path as the socket).

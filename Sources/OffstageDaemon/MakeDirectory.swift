@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -27,4 +28,41 @@ func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755
             : error == EEXIST ? "\(prefix) is not a directory" : String(cString: strerror(error))
         throw DaemonError(.storage, "cannot create the \(what) \(path): \(reason)")
     }
+}
+
+/// An exclusive lock on a data directory (`flock` on `DIR/daemon.lock`),
+/// held while a daemon runs: a second daemon on the same data would take
+/// the first one's live apps for orphans of a dead daemon and kill them,
+/// and both would append to one event log with their own `seq`.
+final class DataDirectoryLock: Sendable {
+    private let descriptor: Mutex<Int32?>
+
+    /// - Throws: ``DaemonError`` `alreadyRunning` when another daemon holds it.
+    init(directory: String) throws(DaemonError) {
+        try makeDirectory(directory, for: "data directory")
+        let path = directory + "/daemon.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw DaemonError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let error = errno
+            close(fd)
+            if error == EWOULDBLOCK {
+                throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
+            }
+            throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
+        }
+        descriptor = Mutex(fd)
+    }
+
+    /// Lets another daemon use the directory.
+    func release() {
+        descriptor.withLock { fd in
+            if let fd { close(fd) }
+            fd = nil
+        }
+    }
+
+    deinit { release() }
 }

@@ -168,6 +168,27 @@ struct BadInputTests {
         await test.stop()
     }
 
+    @Test func secondDaemonOnTheSameDataIsRefusedAndTheFirstsAppsLive() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let pid = try #require(try await test.pid(stateLab))
+        // Other sockets, the same data: it took StateLab for an orphan and killed it.
+        let other = try temporaryDirectory()
+        let configuration = DaemonConfiguration(
+            dataDirectory: test.directory + "/data", controlSocket: other + "/control.sock",
+            appSocket: other + "/apps.sock", clock: .real, executableSearchPaths: [Paths.products])
+        let error = await #expect(throws: DaemonError.self) { _ = try await RunningDaemon.start(configuration) }
+        #expect(error?.message == "another daemon is running on the data directory \(test.directory)/data")
+        #expect(kill(pid, 0) == 0)
+        #expect(try await test.pid(stateLab) == pid)
+        // Stopped, the first lets a new daemon have the data.
+        await test.stop()
+        let next = try await RunningDaemon.start(configuration)
+        await next.stop()
+    }
+
     @Test func anExistingSocketDirectoryKeepsItsPermissions() async throws {
         let directory = try temporaryDirectory()
         chmod(directory, 0o755)
