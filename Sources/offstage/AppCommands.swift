@@ -77,8 +77,11 @@ extension SimpleCommand {
         try printStatus(after: client.send(request))
     }
 
-    /// Prints the foreground app and every running app's state.
+    /// Prints the foreground app and every running app's state, after a
+    /// warning if the command is still waiting (a launch queued behind an
+    /// app that has not answered).
     func printStatus(after result: JSONValue) throws {
+        if let pending = result["pending"]?.stringValue { printError("offstage: warning: \(pending)") }
         let status = try client.send(["command": "status"])
         let foreground = status["foreground"]?.stringValue ?? "home screen"
         let apps = (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }

@@ -53,9 +53,19 @@ struct EventsCommand: ParsableCommand {
         guard let reply = try socket.receive() else { fail("the daemon closed the connection without replying") }
         for event in try client.result(of: reply).arrayValue ?? [] { show(event) }
         guard follow else { return }
-        while let line = try socket.receive() {
-            if let event = line["event"] { show(event) }
+        var stoppedCleanly = false
+        do {
+            while let line = try socket.receive() {
+                if let event = line["event"] {
+                    show(event)
+                    stoppedCleanly = event["name"]?.stringValue == "daemonStopped"
+                }
+            }
+        } catch {
+            fail("lost the daemon: \(error)")
         }
+        // The stream ends after daemonStopped when the daemon stops; otherwise it died.
+        if !stoppedCleanly { fail("the daemon closed the connection (it died or was killed)") }
     }
 
     func show(_ json: JSONValue) {

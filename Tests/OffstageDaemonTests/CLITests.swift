@@ -152,6 +152,20 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: --hold takes 0 to 86400 seconds (got inf) (see offstage gps feed --help)\n")
     }
 
+    @Test func followingADaemonThatDiesEndsWithAnError() throws {
+        let scratch = try temporaryDirectory()
+        let socket = ["--socket", scratch + "/control.sock"]
+        let daemon = try RunningOffstage(["daemon", "--data", scratch + "/data"] + socket)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(daemon.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let follower = try RunningOffstage(["events", "--follow"] + socket)
+        #expect(follower.awaitLine(containing: "[daemonStarted]"))
+        kill(daemon.process.processIdentifier, SIGKILL)
+        let (status, stderr) = follower.finish()
+        #expect(status == 1)
+        #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
+    }
+
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"] + nowhere())
         #expect(result.status != 0)

@@ -26,3 +26,45 @@ func runOffstage(_ arguments: [String], environment: [String: String] = [:]) thr
         status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
         stderr: String(decoding: stderr, as: UTF8.self))
 }
+
+/// The built `offstage` binary running in the background, its output read
+/// line by line as it comes.
+final class RunningOffstage {
+    let process = Process()
+    private let out = Pipe()
+    private let err = Pipe()
+    private var buffered: [FileHandle: [UInt8]] = [:]
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+    }
+
+    /// Reads stdout (or stderr) until a line containing `text` arrives;
+    /// false when the stream ends first.
+    func awaitLine(containing text: String, onStandardError: Bool = false) -> Bool {
+        let handle = (onStandardError ? err : out).fileHandleForReading
+        while true {
+            var bytes = buffered[handle] ?? []
+            while let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: bytes[..<newline], as: UTF8.self)
+                bytes.removeSubrange(...newline)
+                buffered[handle] = bytes
+                if line.contains(text) { return true }
+            }
+            let more = handle.availableData
+            if more.isEmpty { return false }
+            buffered[handle] = bytes + more
+        }
+    }
+
+    /// Waits for the end; its status and the rest of its stderr.
+    func finish() -> (status: Int32, stderr: String) {
+        let rest = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: (buffered[err.fileHandleForReading] ?? []) + rest, as: UTF8.self))
+    }
+}
