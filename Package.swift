@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "OffstageKitTests", dependencies: ["OffstageKit", "OffstageProtocol"]),
         .testTarget(
             name: "OffstageDaemonTests",
-            dependencies: ["OffstageDaemon", "OffstageCore", "OffstageProtocol"]
+            dependencies: ["OffstageDaemon", "OffstageCore", "OffstageProtocol", "CLinuxProcess"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import Testing
 @testable import OffstageDaemon
@@ -24,5 +25,35 @@ struct SpawnProcessTests {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         #expect(status == 0)
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "closed\n")
+    }
+
+    /// A process an app started is killed with it (the app leads its own
+    /// process group), not left running under init.
+    @Test func processesAnAppStartedDieWithIt() throws {
+        let directory = try temporaryDirectory()
+        let fifo = directory + "/child.pid"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let host = AppProcessHost(dataDirectory: directory + "/data")
+        let exited = DispatchSemaphore(value: 0)
+        let pid = try host.spawn(
+            executable: "/bin/sh", arguments: ["-c", "sleep 1000 & echo $! > \(fifo); wait"], bundleID: "t",
+            environment: [:], onExit: { _ in exited.signal() })
+        // Opening the FIFO waits for the script to write the child's pid.
+        let reader = open(fifo, O_RDONLY)
+        #expect(reader >= 0)
+        var bytes = [UInt8](repeating: 0, count: 64)
+        var count = 0
+        while count < bytes.count, case let n = read(reader, &bytes[count], bytes.count - count), n > 0 { count += n }
+        close(reader)
+        let text = String(decoding: bytes[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let child = try #require(Int32(text))
+        let childExit = offstage_pidfd_open(child)
+        #expect(childExit >= 0)
+        defer { close(childExit) }
+        host.terminate(pid)
+        #expect(exited.wait(timeout: .now() + 10) == .success)
+        var ended = pollfd(fd: childExit, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ended, 1, 10_000) == 1, "the app's child \(child) outlived it")
+        if kill(child, 0) == 0 { kill(child, SIGKILL) }
     }
 }

@@ -69,6 +69,9 @@ public struct AppProcessHost: Sendable {
                 var exited = pollfd(fd: exitDescriptor, events: Int16(POLLIN), revents: 0)
                 while poll(&exited, 1, -1) == -1 && errno == EINTR {}
                 close(exitDescriptor)
+                // Processes the app started die with it, as on iOS. Not yet
+                // reaped, the app holds its pid (the group's id) for this.
+                _ = kill(-child, SIGKILL)
             }
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
@@ -80,14 +83,24 @@ public struct AppProcessHost: Sendable {
         return pid
     }
 
-    /// Freezes the process (SIGSTOP).
-    public func freeze(_ pid: Int32) { _ = kill(pid, SIGSTOP) }
+    // An app leads its own process group (spawned with POSIX_SPAWN_SETPGROUP),
+    // so these signal the group: processes the app started are frozen,
+    // thawed and killed with it, as an iOS app's whole sandbox is.
 
-    /// Thaws the process (SIGCONT).
-    public func thaw(_ pid: Int32) { _ = kill(pid, SIGCONT) }
+    /// Freezes the app and the processes it started (SIGSTOP).
+    public func freeze(_ pid: Int32) { Self.signalGroup(pid, SIGSTOP) }
 
-    /// Kills the process (SIGKILL); a frozen process dies too.
-    public func terminate(_ pid: Int32) { _ = kill(pid, SIGKILL) }
+    /// Thaws the app and the processes it started (SIGCONT).
+    public func thaw(_ pid: Int32) { Self.signalGroup(pid, SIGCONT) }
+
+    /// Kills the app and the processes it started (SIGKILL); frozen ones die too.
+    public func terminate(_ pid: Int32) { Self.signalGroup(pid, SIGKILL) }
+
+    /// Signals the group `pid` leads, or `pid` alone if it leads none (a
+    /// process recorded by an older daemon).
+    private static func signalGroup(_ pid: Int32, _ signal: Int32) {
+        if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
+    }
 
     /// Resident memory in bytes, from `/proc/PID/statm`.
     public static func residentBytes(of pid: Int32) -> Int? {
