@@ -9,10 +9,9 @@ extension Application {
     public static func main(delegate: ApplicationDelegate) -> Never {
         let environment = ProcessInfo.processInfo.environment
         guard let socketPath = environment[AppEnvironment.socket], let token = environment[AppEnvironment.token] else {
-            FileHandle.standardError.write(
-                Data(
-                    "This is an Offstage app: install it with `offstage install DIR` and start it with `offstage launch BUNDLE_ID`.\n"
-                        .utf8))
+            write(
+                "This is an Offstage app: install it with `offstage install DIR` and start it with `offstage launch BUNDLE_ID`.\n",
+                to: .standardError)
             exit(64)
         }
         if let container = environment[AppEnvironment.container] {
@@ -36,7 +35,7 @@ extension Application {
                 $0.time = time
             }
         } catch {
-            FileHandle.standardError.write(Data("offstage: cannot connect to the daemon at \(socketPath): \(error)\n".utf8))
+            write("offstage: cannot connect to the daemon at \(socketPath): \(error)\n", to: .standardError)
             exit(70)
         }
         while let callback = connection.nextCallback() {
@@ -104,5 +103,11 @@ public func AppLog(_ message: String) {
     let app = Application.shared
     let name = app.bundleIdentifier.split(separator: ".").last.map(String.init) ?? "app"
     let line = String(format: "%10.3f %@[%d] ", app.currentTime, name, getpid()) + message + "\n"
-    FileHandle.standardOutput.write(Data(line.utf8))
+    write(line, to: .standardOutput)
+}
+
+/// Writes to the app's log; a failed write (a full disk) is dropped, not
+/// fatal: `FileHandle.write(_:)` traps on an error, which killed the app.
+func write(_ text: String, to handle: FileHandle) {
+    try? handle.write(contentsOf: Data(text.utf8))
 }

@@ -109,7 +109,7 @@ final class DaemonConnection: @unchecked Sendable {
             guard let line = try socket.readLine() else { return nil }
             return try DaemonMessage(line: Array(line))
         } catch {
-            FileHandle.standardError.write(Data("offstage: bad message from the daemon: \(error)\n".utf8))
+            write("offstage: bad message from the daemon: \(error)\n", to: .standardError)
             return nil
         }
     }

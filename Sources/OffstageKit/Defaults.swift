@@ -79,7 +79,7 @@ public final class Defaults: Sendable {
             JSONValue.object(object).write(into: &bytes)
             try Self.save(bytes, to: fileURL.path)
         } catch {
-            FileHandle.standardError.write(Data("offstage: cannot save defaults to \(fileURL.path): \(error)\n".utf8))
+            write("offstage: cannot save defaults to \(fileURL.path): \(error)\n", to: .standardError)
         }
     }
 

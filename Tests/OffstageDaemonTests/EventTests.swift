@@ -21,6 +21,19 @@ import OffstageCore
         #expect(log.events(after: 10).isEmpty)
     }
 
+    @Test func aFailingWriteIsLoggedOnceAndKeepsTheEventsForLater() {
+        // /dev/full: every write fails with ENOSPC, as on a full disk.
+        let log = EventLog(path: "/dev/full")
+        log.append(LogEntry(kind: .system, app: nil, name: "first"), time: 1)
+        log.flush()
+        log.append(LogEntry(kind: .system, app: nil, name: "second"), time: 2)
+        log.flush()
+        #expect(log.events.map(\.name) == ["first", "eventLogWriteFailed", "second"])
+        #expect(log.events[1].kind == .error)
+        #expect(log.events[1].detail["reason"]?.stringValue == String(cString: strerror(ENOSPC)))
+        #expect(log.pendingBytes > 0)
+    }
+
     @Test func aReopenedLogReadsBackItsEventsAndSkipsACutLine() throws {
         let path = try temporaryDirectory() + "/events.jsonl"
         do {

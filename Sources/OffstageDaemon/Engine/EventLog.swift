@@ -19,6 +19,19 @@ public final class EventLog {
     /// Encoded events not yet written; ``flush()`` writes them in one call.
     private var pending: [UInt8] = []
     private var nextSubscriber = 1
+    /// A write failed (a full disk) and no write has succeeded since: the
+    /// failure has been logged once, as an `error` event.
+    private var failing = false
+    /// The file ends inside a line whose rest was dropped: the next flush
+    /// ends it first.
+    private var endsMidLine = false
+    /// The last byte written is not a newline (the rest of its line is
+    /// still pending).
+    private var fileEndsMidLine = false
+    /// Encoded bytes waiting for a flush (or for a failing disk).
+    var pendingBytes: Int { pending.count }
+    /// Unwritten bytes kept for the next flush, at most.
+    static let maximumPending = 16 << 20
 
     /// - Parameters:
     ///   - path: file to append to (`nil`: memory only); its last `seq` is continued.
@@ -29,12 +42,15 @@ public final class EventLog {
     public init(path: String?, capacity: Int = 100_000) {
         self.capacity = capacity
         if let path {
-            events = Self.tail(of: path, bytes: Self.reloadedBytes, limit: capacity)
-            nextSeq = (events.last?.seq ?? Self.lastSeq(in: path) ?? 0) + 1
+            // Only a regular file is read back (not a device such as /dev/full).
+            var info = stat()
+            let regular = stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+            events = regular ? Self.tail(of: path, bytes: Self.reloadedBytes, limit: capacity) : []
+            nextSeq = (events.last?.seq ?? (regular ? Self.lastSeq(in: path) : nil) ?? 0) + 1
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             self.fd = fd >= 0 ? fd : nil
             // A line cut short by a crash is ended, so the next one is not glued to it.
-            if fd >= 0, !Self.endsWithNewline(path) { _ = write(fd, "\n", 1) }
+            if fd >= 0, regular, !Self.endsWithNewline(path) { _ = write(fd, "\n", 1) }
         } else {
             nextSeq = 1
             fd = nil
@@ -49,20 +65,53 @@ public final class EventLog {
     /// Writes the events appended since the last flush to the file. The
     /// engine flushes after every input it handles, so a crash loses at most
     /// the events of the input being handled.
+    ///
+    /// A failed write (a full disk) keeps what was not written for the next
+    /// flush, which goes on where it stopped, so no line is cut or glued to
+    /// another; past ``maximumPending`` that is dropped. The first failure
+    /// is logged as an `eventLogWriteFailed` error event (in memory at once,
+    /// in the file when writing works again).
     public func flush() {
         guard let fd, !pending.isEmpty else { return }
+        if endsMidLine {
+            if write(fd, "\n", 1) != 1 { return }
+            endsMidLine = false
+            fileEndsMidLine = false
+        }
         var offset = 0
+        var failure: Int32?
         pending.withUnsafeBytes { raw in
             while offset < raw.count {
                 let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
+                    failure = errno
                     break
                 }
                 offset += written
             }
         }
-        pending.removeAll(keepingCapacity: true)
+        if offset > 0 { fileEndsMidLine = pending[offset - 1] != UInt8(ascii: "\n") }
+        if offset == pending.count {
+            pending.removeAll(keepingCapacity: true)
+        } else {
+            pending.removeFirst(offset)
+        }
+        guard let failure else {
+            failing = false
+            return
+        }
+        if pending.count > Self.maximumPending {
+            // Dropped: the line the file ends in will never be finished.
+            endsMidLine = fileEndsMidLine
+            pending.removeAll()
+        }
+        if !failing {
+            failing = true
+            append(
+                LogEntry(kind: .error, app: nil, name: "eventLogWriteFailed", detail: ["reason": .string(String(cString: strerror(failure)))]),
+                time: events.last?.time ?? 0)
+        }
     }
 
     /// Appends an entry stamped with `seq` and `time`.
