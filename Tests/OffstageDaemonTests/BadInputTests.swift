@@ -159,6 +159,24 @@ struct BadInputTests {
         await test.stop()
     }
 
+    @Test func anAppThatClosesItsConnectionButRunsOnIsKilled() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        // What the app's connection handler reports when the socket closes:
+        // StateLab itself is still running, so it closed the socket itself.
+        try await test.daemon.engine.submit { engine in
+            engine.connectionClosed(AppConnectionIdentity(bundleID: stateLab, launch: engine.processes[stateLab]!.launch))
+        }.get()
+        let errors = try await test.awaitEvents(kind: .error, count: 2)
+        #expect(errors.map(\.name) == ["protocolViolation", "crashed"])
+        #expect(errors[0].detail["reason"] == "closed its connection while running")
+        let status = try await test.ok(["command": "status"])
+        #expect(status["apps"]?.arrayValue?.first?["state"] == "notRunning")
+        await test.stop()
+    }
+
     @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -110,6 +110,15 @@ public struct AppProcessHost: Sendable {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// The process's state letter (`R`, `S`, `T`, `Z`, …, `/proc/PID/stat`
+    /// field 3); nil once it is gone.
+    public static func state(of pid: Int32) -> Character? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        return text[text.index(after: close)...].first { $0 != " " }
+    }
+
     /// The process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
     public static func startTicks(of pid: Int32) -> UInt64? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -101,6 +101,28 @@ extension Engine {
         }
     }
 
+    /// An app's connection ended. An app that exits closes it on its way
+    /// out, and its exit is reported on its own (a moment later, from its
+    /// wait thread); one still running after ``connectionCloseGrace`` closed
+    /// it itself and can no longer answer a callback, which would stall
+    /// the system until a watchdog: a protocol violation, and it is killed.
+    func connectionClosed(_ identity: AppConnectionIdentity) {
+        guard processes[identity.bundleID]?.launch == identity.launch else { return }
+        let bound = handle.engine
+        eventLoop.scheduleTask(in: Self.connectionCloseGrace) {
+            let engine = bound.value
+            guard let process = engine.processes[identity.bundleID], process.launch == identity.launch,
+                // Exited but not yet reported (its wait thread is late): not a violation.
+                let state = AppProcessHost.state(of: process.pid), state != "Z", state != "X"
+            else { return }
+            engine.violation(
+                app: identity.bundleID, launch: identity.launch, reason: "closed its connection while running", detail: [:])
+        }
+    }
+
+    /// How long an app whose connection closed may take to exit.
+    static let connectionCloseGrace: TimeAmount = .milliseconds(250)
+
     /// Logs a protocol violation; unless `kill` is false, the app's process of
     /// launch `launch` is killed (it can no longer be trusted to answer, and
     /// would stall the system). A later launch of the same app is never hit.

@@ -72,7 +72,8 @@ extension Engine {
                 let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
                 return .ok(["pending": .string("\(app) is still launching\(blocker)")])
             }
-            let why = errors.last { $0.app == app }.map(describe) ?? "it exited"
+            // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
+            let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app }).map(describe) ?? "it exited"
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))")
         }
         if !errors.isEmpty, case .object(var members) = result {
@@ -102,6 +103,8 @@ extension Engine {
                 + (event.detail["callback"]?.stringValue ?? "a callback") + " (0x8badf00d)"
         case "launchFailed":
             return event.detail["reason"]?.stringValue ?? "it could not be started"
+        case "protocolViolation":
+            return "it broke the protocol (" + (event.detail["reason"]?.stringValue ?? "?") + ") and was killed"
         default:
             return event.name + " " + event.detail.jsonText
         }

@@ -50,6 +50,11 @@ final class AppConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        if let identity { engine.value.connectionClosed(identity) }
+        context.fireChannelInactive()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // A reset or broken pipe is the peer dying (a killed app with unread
         // data): its exit is reported through waitpid, not as a violation.
