@@ -52,12 +52,13 @@ extension Springboard {
     }
 
     /// `backgroundTimeRemaining`: infinite in the foreground, the rest of the
-    /// budget in the background, zero otherwise.
-    public func backgroundTimeRemaining(_ app: String) -> Double {
+    /// budget in the background, zero otherwise; at `time` (the clock's now)
+    /// rather than at the last input, which may be long past.
+    public func backgroundTimeRemaining(_ app: String, at time: ClockTime? = nil) -> Double {
         guard let record = apps[app] else { return 0 }
         switch record.state {
         case .active, .inactive: return .infinity
-        case .background: return max(0, (budgetDeadline(for: record) - now).seconds)
+        case .background: return max(0, (budgetDeadline(for: record) - max(now, time ?? now)).seconds)
         case .suspended, .notRunning: return 0
         }
     }

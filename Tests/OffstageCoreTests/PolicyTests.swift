@@ -34,6 +34,8 @@ struct PolicyTests {
         #expect(device.board.backgroundTimeRemaining(lab) == .infinity)
         try device.submit(.home)
         #expect(remainingAtStart == budget)
+        // Asked for a time after the last input, the budget has run on.
+        #expect(device.board.backgroundTimeRemaining(lab, at: device.time + .seconds(2)) == budget - 2)
         device.advance(by: budget - 5.001)
         #expect(!device.names(lab).contains(CB.expiration))
         device.advance(by: 0.001)

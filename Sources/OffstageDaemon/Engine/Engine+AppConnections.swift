@@ -80,7 +80,7 @@ extension Engine {
             perform(try board.endBackgroundTask(app, task: task, at: now))
             return .emptyObject
         case .backgroundTimeRemaining:
-            return ["remaining": JSONValue(board.backgroundTimeRemaining(app))]
+            return ["remaining": JSONValue(board.backgroundTimeRemaining(app, at: now))]
         case .scheduleTimer:
             guard let after = params["after"]?.doubleValue.flatMap(Duration.init(acceptedSeconds:)) else {
                 throw ProtocolError("scheduleTimer needs a number of seconds from 0 to 100 years in \"after\"")

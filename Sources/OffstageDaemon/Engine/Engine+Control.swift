@@ -274,7 +274,7 @@ extension Engine {
         let tasks = board.openTasks(of: id)
         if !tasks.isEmpty {
             object["backgroundTasks"] = .array(tasks.map { JSONValue($0) })
-            object["backgroundTimeRemaining"] = JSONValue(board.backgroundTimeRemaining(id))
+            object["backgroundTimeRemaining"] = JSONValue(board.backgroundTimeRemaining(id, at: now))
         }
         return .object(object)
     }
