@@ -25,15 +25,16 @@ struct PersistenceTests {
         #expect(apps.arrayValue?.first?["state"] == "notRunning")
         // The first daemon's events are read back: `events` goes on across the restart.
         let events = try await second.events()
-        #expect(events.map(\.seq) == Array(1...(lastSeq + 2)))
+        #expect(events.map(\.seq) == Array(1...(lastSeq + 3)))
         let started = try #require(events.last)
         #expect(started.name == "daemonStarted")
-        // The first daemon's last words were daemonStopped (lastSeq + 1).
-        #expect(events[lastSeq].name == "daemonStopped")
+        // The first daemon's last words: StateLab stopped with it, then daemonStopped.
+        #expect(events[lastSeq].app == stateLab && events[lastSeq].name == "notRunning")
+        #expect(events[lastSeq + 1].name == "daemonStopped")
         let file = try String(contentsOfFile: first.directory + "/data/events.jsonl", encoding: .utf8)
         let lines = file.split(separator: "\n").map { try? Event(json: JSONValue(parsing: String($0))) }
         #expect(lines.allSatisfy { $0 != nil })
-        #expect(lines.compactMap { $0?.seq } == Array(1...(lastSeq + 2)))
+        #expect(lines.compactMap { $0?.seq } == Array(1...(lastSeq + 3)))
         try await second.ok(["command": "launch", "app": .string(stateLab)])
         await second.stop()
     }
@@ -51,8 +52,10 @@ struct PersistenceTests {
         }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }
-        let events = try await test.events(kind: .system)
-        #expect(events.contains { $0.name == "orphanKilled" && $0.app == "orphan" })
+        let events = try await test.events()
+        // After the new daemon's start: the orphan killed, and its app no longer running.
+        #expect(events.suffix(3).map(\.name) == ["daemonStarted", "orphanKilled", "notRunning"])
+        #expect(events.last?.app == "orphan" && events.last?.kind == .state)
         await test.stop()
     }
 }

@@ -79,13 +79,13 @@ public final class Engine {
             settings[app.bundle.descriptor.bundleID] = app.settings
             board.install(app.bundle.descriptor)
         }
-        reapOrphans()
         record(LogEntry(
             kind: .system, app: nil, name: "daemonStarted",
             detail: [
                 "clock": .string(configuration.clock.rawValue), "profile": .string(configuration.policy.profileName),
                 "apps": JSONValue(bundles.count),
             ]))
+        reapOrphans()
         log.flush()
     }
 
@@ -93,7 +93,8 @@ public final class Engine {
     var now: ClockTime { clock.now }
 
     /// Processes recorded by a daemon that died are killed, so no frozen
-    /// orphan outlives it.
+    /// orphan outlives it; every app that was running under it is logged
+    /// as `notRunning`, so the timeline does not leave it running.
     func reapOrphans() {
         guard let recorded = try? store.recordedProcesses() else { return }
         for (bundleID, pid, ticks) in recorded {
@@ -101,6 +102,7 @@ public final class Engine {
                 host.terminate(pid)
                 record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
             }
+            record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue))
             try? store.forgetProcess(bundleID)
         }
     }
@@ -337,9 +339,10 @@ public final class Engine {
     /// Kills every app process (the device powers off) and logs it; the
     /// future completes once every process has been reaped (or after 5 s).
     func shutdown() -> EventLoopFuture<Void> {
-        for (app, process) in processes {
+        for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
             host.terminate(process.pid)
             try? store.forgetProcess(app)
+            record(LogEntry(kind: .state, app: app, name: AppState.notRunning.rawValue))
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
         log.flush()
