@@ -110,12 +110,7 @@ struct DaemonHarness {
 }
 
 /// The single-letter state of a process in `/proc/PID/stat` (`T`: stopped).
-func processState(_ pid: Int32) -> Character? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = text.lastIndex(of: ")")
-    else { return nil }
-    return text[text.index(after: close)...].first { $0 != " " }
-}
+func processState(_ pid: Int32) -> Character? { AppProcessHost.state(of: pid) }
 
 /// Waits (up to `limit` seconds) until `condition` holds, polling every 100 µs.
 func waitUntil(limit: Double = 5, _ condition: () -> Bool) throws {
