@@ -26,18 +26,15 @@ struct Offstage: AsyncParsableCommand {
     /// (`offstage remote --help` printed the top-level help).
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        // `offstage help gps feed` names commands too.
-        let named = arguments.first == "help" ? Array(arguments.dropFirst()) : arguments
-        if let word = named.first, !word.hasPrefix("-"), word != "help",
-            !configuration.subcommands.contains(where: { $0._commandName == word })
-        {
-            oneLineUsageError("unknown command '\(word)'", help: "offstage --help")
-        }
-        if arguments.first == "help", named.first != "help", let word = named.dropFirst(commandPath(named).count).first,
-            !word.hasPrefix("-")
-        {
-            let path = (["offstage"] + commandPath(named)).joined(separator: " ")
-            oneLineUsageError("unknown command '\(word)' in \(path)", help: path + " --help")
+        // The first word after the commands named must be a command when it
+        // is the first word at all, or when `help` names commands
+        // (`offstage help gps feed`); elsewhere it is an argument.
+        let helping = arguments.first == "help"
+        let named = helping ? Array(arguments.dropFirst()) : arguments
+        let path = commandPath(named)
+        if let word = named.dropFirst(path.count).first, !word.hasPrefix("-"), word != "help", path.isEmpty || helping {
+            let parent = (["offstage"] + path).joined(separator: " ")
+            oneLineUsageError("unknown command '\(word)'" + (path.isEmpty ? "" : " in \(parent)"), help: parent + " --help")
         }
         do {
             var command = try parseAsRoot(arguments)

@@ -113,20 +113,22 @@ public struct AppProcessHost: Sendable {
     /// The process's state letter (`R`, `S`, `T`, `Z`, …, `/proc/PID/stat`
     /// field 3); nil once it is gone.
     public static func state(of pid: Int32) -> Character? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return nil }
-        return text[text.index(after: close)...].first { $0 != " " }
+        statFields(of: pid)?.first?.first
     }
 
     /// The process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
     public static func startTicks(of pid: Int32) -> UInt64? {
+        // fields[0] is the state (field 3), so field 22 is at index 19.
+        guard let fields = statFields(of: pid), fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The fields of `/proc/PID/stat` after the command name (which may
+    /// hold spaces and parentheses), from the state (field 3) on.
+    private static func statFields(of pid: Int32) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // fields[0] is the state (field 3), so field 22 is at index 19.
-        guard fields.count > 19 else { return nil }
-        return UInt64(fields[19])
+        return text[text.index(after: close)...].split(separator: " ")
     }
 }

@@ -80,14 +80,6 @@ extension Engine {
             members["errors"] = .array(errors.map(\.json))
             result = .object(members)
         }
-        // What memory pressure did (killed, freed), for the CLI to say.
-        if request["command"]?.stringValue == "memory",
-            let pressure = log.events(after: seq).last(where: { $0.kind == .system && $0.name == "memoryPressure" }),
-            case .object(var members) = result
-        {
-            members["memoryPressure"] = pressure.detail
-            result = .object(members)
-        }
         return .ok(result)
     }
 
@@ -166,11 +158,15 @@ extension Engine {
                 for (id, process) in processes {
                     resident[id] = AppProcessHost.residentBytes(of: process.pid) ?? 0
                 }
-                return try submit(.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident))
+                // What it did (killed, freed) is the reply, for the CLI to say.
+                let before = log.lastSeq
+                perform(try board.submit(.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident), at: now))
+                let pressure = log.events(after: before).last { $0.kind == .system && $0.name == "memoryPressure" }
+                return succeed(["memoryPressure": pressure?.detail ?? .null])
             default: throw DaemonError(.badRequest, "memory needs warning or pressure")
             }
         case "device":
-            let (name, detail) = try deviceChange(request)
+            let (name, detail) = try Self.deviceChange(request)
             return try submit(.deviceChange(name, detail))
         case "wake":
             guard let callback = request["callback"]?.stringValue else {
@@ -232,29 +228,36 @@ extension Engine {
         return appJSON(id).objectValue.map { .object($0.merging(["replaced": .bool(replaced)]) { $1 }) } ?? .null
     }
 
-    func deviceChange(_ request: JSONValue) throws -> (SystemNotificationName, JSONValue) {
+    /// The notification a `device` request stands for. Static: scenarios
+    /// check their `device` steps with it when the file is read.
+    static func deviceChange(_ request: JSONValue) throws(DaemonError) -> (SystemNotificationName, JSONValue) {
+        let what = request["what"]?.stringValue ?? ""
         let value = request["value"]
-        switch request["what"]?.stringValue {
+        if ["battery", "orientation", "locale"].contains(what), value == nil {
+            throw DaemonError(.badRequest, "device \(what) needs a value")
+        }
+        switch what {
         case "battery":
             guard let level = value?.doubleValue, (0...1).contains(level) else {
-                throw DaemonError(.badRequest, "battery level must be a number from 0 to 1")
+                throw DaemonError(.badRequest, "device battery takes a level from 0 to 1, not \(value?.jsonText ?? "")")
             }
             return (.batteryLevel, ["level": JSONValue(level)])
         case "orientation":
             let known = ["portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight", "faceUp", "faceDown"]
             guard let orientation = value?.stringValue, known.contains(orientation) else {
-                throw DaemonError(.badRequest, "orientation must be one of \(known.joined(separator: ", "))")
+                throw DaemonError(.badRequest, "device orientation must be one of \(known.joined(separator: ", "))")
             }
             return (.orientation, ["orientation": .string(orientation)])
         case "locale":
             guard let locale = value?.stringValue, !locale.isEmpty else {
-                throw DaemonError(.badRequest, "locale needs an identifier such as fr_FR")
+                throw DaemonError(.badRequest, "device locale needs an identifier such as fr_FR")
             }
             return (.locale, ["locale": .string(locale)])
         case "time-jump":
+            guard value == nil else { throw DaemonError(.badRequest, "device time-jump takes nothing more") }
             return (.significantTimeChange, .emptyObject)
         default:
-            throw DaemonError(.badRequest, "device needs battery, orientation, locale or time-jump")
+            throw DaemonError(.badRequest, "device takes battery, orientation, locale or time-jump, not \"\(what)\"")
         }
     }
 

@@ -22,9 +22,6 @@ public final class EventLog {
     /// A write failed (a full disk) and no write has succeeded since: the
     /// failure has been logged once, as an `error` event.
     private var failing = false
-    /// The file ends inside a line whose rest was dropped: the next flush
-    /// ends it first.
-    private var endsMidLine = false
     /// The last byte written is not a newline (the rest of its line is
     /// still pending).
     private var fileEndsMidLine = false
@@ -73,11 +70,6 @@ public final class EventLog {
     /// in the file when writing works again).
     public func flush() {
         guard let fd, !pending.isEmpty else { return }
-        if endsMidLine {
-            if write(fd, "\n", 1) != 1 { return }
-            endsMidLine = false
-            fileEndsMidLine = false
-        }
         var offset = 0
         var failure: Int32?
         pending.withUnsafeBytes { raw in
@@ -102,9 +94,8 @@ public final class EventLog {
             return
         }
         if pending.count > Self.maximumPending {
-            // Dropped: the line the file ends in will never be finished.
-            endsMidLine = fileEndsMidLine
-            pending.removeAll()
+            // Dropped; the line the file ends in, if cut, is ended before the next.
+            pending = fileEndsMidLine ? [UInt8(ascii: "\n")] : []
         }
         if !failing {
             failing = true

@@ -142,15 +142,11 @@ extension Scenario {
                     throw error(doNode, words[1] == "kill" ? "switcher kill needs the app's bundle id" : "switcher \(words[1]) takes nothing more")
                 }
                 if verb == "device" {
-                    switch (words[1], words.count) {
-                    case ("time-jump", 2), ("orientation", 3), ("locale", 3): break
-                    case ("battery", 3):
-                        guard let level = Double(words[2]), (0...1).contains(level) else {
-                            throw error(doNode, "device battery takes a level from 0 to 1, not \"\(words[2])\"")
-                        }
-                    case ("time-jump", _): throw error(doNode, "device time-jump takes nothing more")
-                    case ("battery", _), ("orientation", _), ("locale", _): throw error(doNode, "device \(words[1]) needs a value")
-                    default: throw error(doNode, "device takes battery, orientation, locale or time-jump, not \"\(words[1])\"")
+                    // The daemon's own check, before the run rather than at its step.
+                    do throws(DaemonError) {
+                        _ = try Engine.deviceChange(ScenarioRunner.request(for: words))
+                    } catch let refusal {
+                        throw error(doNode, refusal.message)
                     }
                 }
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {

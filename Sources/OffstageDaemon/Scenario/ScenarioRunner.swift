@@ -159,7 +159,10 @@ public struct ScenarioRunner {
             return .object(request)
         case "device":
             var request: [String: JSONValue] = ["command": "device", "what": .string(args[0])]
-            if args.count > 1 { request["value"] = args[0] == "battery" ? JSONValue(Double(args[1]) ?? -1) : .string(args[1]) }
+            if args.count > 1 {
+                // A level that is not a number stays a string, which the daemon refuses naming it.
+                request["value"] = args[0] == "battery" ? Double(args[1]).map { JSONValue($0) } ?? .string(args[1]) : .string(args[1])
+            }
             return .object(request)
         case "wake": return ["command": "wake", "app": .string(args[0]), "callback": .string(args[1])]
         default: return ["command": .string(verb)]
