@@ -24,11 +24,18 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
+            if members.count == 1, let (key, value) = members.first {
+                // Most details have one member (or none): nothing to sort.
                 Self.writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.write(into: &out)
+                value.write(into: &out)
+            } else if members.count > 1 {
+                for (i, (key, value)) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    Self.writeString(key, into: &out)
+                    out.append(UInt8(ascii: ":"))
+                    value.write(into: &out)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -40,15 +47,44 @@ extension JSONValue {
             // JSON has no infinities; the protocol writes them as null.
             out.append(contentsOf: "null".utf8)
         } else if n == n.rounded(), abs(n) < 1e15 {
-            out.append(contentsOf: String(Int64(n)).utf8)
+            writeInteger(Int(n), into: &out)
         } else {
-            out.append(contentsOf: "\(n)".utf8)
+            out.append(contentsOf: n.description.utf8)
+        }
+    }
+
+    /// Appends an integer's decimal digits (what ``writeNumber(_:into:)``
+    /// writes for an integral value), without making a string first.
+    public static func writeInteger(_ n: Int, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        // 20 digits hold any 64-bit magnitude; written backwards, then appended.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
     /// Appends a string literal, escaped.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: their bytes are appended in one go.
+        let plain = s.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)

@@ -158,7 +158,7 @@ extension CallbackMessage {
         out.append(contentsOf: #"{"detail":"#.utf8)
         detail.write(into: &out)
         out.append(contentsOf: #","id":"#.utf8)
-        JSONValue.writeNumber(Double(id), into: &out)
+        JSONValue.writeInteger(id, into: &out)
         out.append(contentsOf: #","name":"#.utf8)
         JSONValue.writeString(name, into: &out)
         out.append(contentsOf: #","state":"#.utf8)
@@ -175,7 +175,7 @@ extension AppMessage {
     /// The canonical ack line, `{"id":N,"type":"ack"}` and a newline.
     public static func ackLine(id: Int) -> [UInt8] {
         var out = ackPrefix
-        out.append(contentsOf: String(id).utf8)
+        JSONValue.writeInteger(id, into: &out)
         out.append(contentsOf: ackSuffix)
         out.append(UInt8(ascii: "\n"))
         return out

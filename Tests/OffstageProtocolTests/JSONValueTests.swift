@@ -24,6 +24,28 @@ import OffstageProtocol
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: deep) }
     }
 
+    @Test func writesNumbersStringsAndObjectsInTheirCanonicalForm() {
+        let numbers: [(Double, String)] = [
+            (0, "0"), (-0.0, "0"), (7, "7"), (-42, "-42"), (1e14 + 1, "100000000000001"), (1e15, "1000000000000000.0"),
+            (0.5, "0.5"), (-36813.25, "-36813.25"),
+        ]
+        for (number, text) in numbers { #expect(JSONValue.number(number).jsonText == text) }
+        for integer in [0, 9, 10, -1, Int.max, Int.min] {
+            var out: [UInt8] = []
+            JSONValue.writeInteger(integer, into: &out)
+            #expect(String(decoding: out, as: UTF8.self) == String(integer))
+        }
+        // Plain strings take the bulk path; any byte that needs an escape, the escaping one.
+        let strings: [(String, String)] = [
+            ("com.example.App", #""com.example.App""#), ("é😀", #""é😀""#), ("a\"b", #""a\"b""#),
+            ("back\\slash", #""back\\slash""#), ("bell\u{07}", #""bell\u0007""#), ("", #""""#),
+        ]
+        for (string, text) in strings { #expect(JSONValue.string(string).jsonText == text) }
+        #expect(JSONValue.object([:]).jsonText == "{}")
+        #expect(JSONValue.object(["only": 1]).jsonText == #"{"only":1}"#)
+        #expect(JSONValue.object(["z": 1, "a": 2, "m": 3]).jsonText == #"{"a":2,"m":3,"z":1}"#)
+    }
+
     @Test func infinityIsWrittenAsNull() {
         #expect(JSONValue.number(.infinity).jsonText == "null")
     }

@@ -44,7 +44,7 @@ public struct Event: Equatable, Sendable {
         out.append(contentsOf: #","name":"#.utf8)
         JSONValue.writeString(name, into: &out)
         out.append(contentsOf: #","seq":"#.utf8)
-        JSONValue.writeNumber(Double(seq), into: &out)
+        JSONValue.writeInteger(seq, into: &out)
         out.append(contentsOf: #","time":"#.utf8)
         JSONValue.writeNumber(time, into: &out)
         out.append(UInt8(ascii: "}"))
