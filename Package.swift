@@ -117,7 +117,11 @@ let package = Package(
         .testTarget(name: "OffstageKitTests", dependencies: ["OffstageKit", "OffstageProtocol"]),
         .testTarget(
             name: "OffstageDaemonTests",
-            dependencies: ["OffstageDaemon", "OffstageCore", "OffstageProtocol", "CLinuxProcess"]
+            dependencies: [
+                "OffstageDaemon", "OffstageCore", "OffstageProtocol", "CLinuxProcess",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -44,7 +44,7 @@ public final class RunningDaemon: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(LineFrameDecoder(maximumLength: 1 << 20)),
+                            LineSplitter(maximumLength: 1 << 20),
                             ControlHandler(engine: bound),
                         ])
                     }
@@ -54,7 +54,7 @@ public final class RunningDaemon: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(LineFrameDecoder(maximumLength: maximumMessageBytes)),
+                            LineSplitter(maximumLength: maximumMessageBytes),
                             AppConnectionHandler(engine: bound),
                         ])
                     }
