@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "offstage",
             dependencies: [
-                "OffstageDaemon",
+                "OffstageDaemon", "OffstageProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,6 +1,9 @@
 /// The version of the app protocol described in `docs/protocol.md`.
 public let offstageProtocolVersion = 1
 
+/// The release `offstage --version` prints.
+public let offstageVersion = "0.1.0"
+
 /// The longest line either side accepts; longer ones are a protocol violation.
 public let maximumMessageBytes = 64 * 1024
 

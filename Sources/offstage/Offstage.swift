@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageProtocol
 
 @main
 struct Offstage: AsyncParsableCommand {
@@ -12,6 +13,7 @@ struct Offstage: AsyncParsableCommand {
             `offstage events` shows the timeline of app callbacks. `offstage run SCENARIO.yaml` plays \
             a scenario in virtual time with a private daemon.
             """,
+        version: "offstage \(offstageVersion) (app protocol \(offstageProtocolVersion))",
         subcommands: [
             DaemonCommand.self, InstallCommand.self, UninstallCommand.self, AppsCommand.self, LaunchCommand.self,
             HomeCommand.self, LockCommand.self, UnlockCommand.self, SwitcherCommand.self, AlertCommand.self,

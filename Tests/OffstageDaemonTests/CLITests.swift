@@ -141,6 +141,12 @@ struct CLITests {
         #expect(result.stdout.hasPrefix("OVERVIEW: Tap the app's icon"))
     }
 
+    @Test func versionNamesTheReleaseAndTheAppProtocol() throws {
+        let result = try offstage(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout == "offstage \(offstageVersion) (app protocol \(offstageProtocolVersion))\n")
+    }
+
     @Test func negativeValuesAreCheckedNotTakenForOptions() throws {
         // ArgumentParser read "-5M" as an option and said "Missing value for '--free <free>'".
         var result = try offstage(["memory", "pressure", "--free", "-5M"] + nowhere())
