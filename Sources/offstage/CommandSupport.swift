@@ -51,3 +51,31 @@ private final class OnceFlag: Sendable {
     private let taken = Mutex(false)
     func claim() -> Bool { taken.withLock { t in defer { t = true }; return !t } }
 }
+
+/// Removes a file the command is writing if SIGINT, SIGTERM or SIGHUP ends
+/// the process first (then the process dies of the signal, as it would
+/// have): a conversion stopped with Ctrl-C leaves no half-written file.
+enum RemoveOnInterrupt {
+    /// The path, as a C string the handler can use: `unlink` is
+    /// async-signal-safe, a Swift string is not.
+    nonisolated(unsafe) fileprivate static var path: UnsafeMutablePointer<CChar>?
+    private static let signals = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Runs `body`; until it returns, the signals remove `path`.
+    static func guarding<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
+        self.path = strdup(path)
+        for number in signals { signal(number, removeAndDie) }
+        defer {
+            for number in signals { signal(number, SIG_DFL) }
+            free(self.path)
+            self.path = nil
+        }
+        return try body()
+    }
+}
+
+private func removeAndDie(_ number: Int32) {
+    if let path = RemoveOnInterrupt.path { unlink(path) }
+    signal(number, SIG_DFL)
+    raise(number)
+}

@@ -174,8 +174,7 @@ public enum LocationFixtureConverter {
         var existing = stat()
         let exists = lstat(output, &existing) == 0
         let replaceable = !exists || existing.st_mode & S_IFMT == S_IFREG
-        let directory = (output as NSString).deletingLastPathComponent
-        let partial = replaceable ? (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial" : nil
+        let partial = replaceable ? partialPath(for: output) : nil
         let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
         do {
             let summary = try reader.read { try writer.write($0) }
@@ -199,6 +198,13 @@ public enum LocationFixtureConverter {
             if let partial { unlink(partial) }
             throw error
         }
+    }
+
+    /// Where a conversion to `output` is written before it is renamed into
+    /// place: a hidden file beside it, named for this process.
+    public static func partialPath(for output: String) -> String {
+        let directory = (output as NSString).deletingLastPathComponent
+        return (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial"
     }
 
     /// Whether both paths name one existing file (links and `./` included).

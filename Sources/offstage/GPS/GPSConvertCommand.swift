@@ -6,7 +6,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert a fixture between GPX, NMEA and gpsd JSON.",
-        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. A file output is replaced only when the conversion succeeds (a link, a pipe or /dev/stdout is written to directly); an input with no fix, or an output that is the input, is an error."
+        discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. A file output is replaced only when the conversion succeeds, and an interrupted conversion (Ctrl-C) leaves no partial file (a link, a pipe or /dev/stdout is written to directly); an input with no fix, or an output that is the input, is an error."
     )
 
     @Argument(help: "Input fixture.")
@@ -22,9 +22,14 @@ struct GPSConvertCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let summary = try LocationFixtureConverter.convert(
-                input: input, output: output, inputFormat: try fixture.inputFormat(),
-                outputFormat: try to.map { try parseFormat($0, option: "--to") }, options: try fixture.readOptions())
+            let inputFormat = try fixture.inputFormat()
+            let outputFormat = try to.map { try parseFormat($0, option: "--to") }
+            let options = try fixture.readOptions()
+            // Interrupted, the conversion leaves neither its partial file nor a changed output.
+            let summary = try RemoveOnInterrupt.guarding(LocationFixtureConverter.partialPath(for: output)) {
+                try LocationFixtureConverter.convert(
+                    input: input, output: output, inputFormat: inputFormat, outputFormat: outputFormat, options: options)
+            }
             reportIssues(summary)
             printError("Converted \(summary.fixes) fixes from \(input) to \(output)"
                 + (summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines") skipped)" : "") + ".")

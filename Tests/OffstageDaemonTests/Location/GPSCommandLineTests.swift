@@ -53,6 +53,25 @@ import Testing
         #expect(try String(contentsOfFile: output, encoding: .utf8) == expected)
     }
 
+    @Test func anInterruptedConversionLeavesNoPartialFile() throws {
+        let dir = try makeTemporaryDirectory()
+        let input = dir.appendingPathComponent("in.nmea").path
+        #expect(mkfifo(input, 0o600) == 0)
+        let output = dir.appendingPathComponent("out.gpx").path
+        let running = try RunningOffstage(["gps", "convert", input, output])
+        // The converter opens its input once its partial output exists, so
+        // when this open returns, the partial file is there.
+        let writer = try #require(FileHandle(forWritingAtPath: input))
+        writer.write(Data((nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n").utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).contains { $0.hasSuffix(".partial") })
+        kill(running.process.processIdentifier, SIGINT)
+        let (status, _) = running.finish()
+        try writer.close()
+        #expect(running.process.terminationReason == .uncaughtSignal)
+        #expect(status == SIGINT)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["in.nmea"])
+    }
+
     @Test func watchingAGPSDThatNeverAnsweredIsAnError() throws {
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let run = try offstage("gps", "watch", "--gpsd", "127.0.0.1:1", "--count", "1")
