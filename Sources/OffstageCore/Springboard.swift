@@ -188,6 +188,17 @@ public struct Springboard: Sendable {
     /// The app a callback or launch is waiting for, if any.
     public var waitingFor: String? { inFlight?.app }
 
+    /// What the system waits for, if anything: the app, the callback (nil
+    /// for a launch waiting for its hello) and the wait's watchdog, which no
+    /// other wait shares, so one wait can be told from the next.
+    public var currentWait: (app: String, callback: String?, watchdog: TimerID)? {
+        switch inFlight {
+        case .callback(let app, _, let name, let watchdog): return (app, name, watchdog)
+        case .launching(let app, _, let watchdog): return (app, nil, watchdog)
+        case nil: return nil
+        }
+    }
+
     /// The system waits for a spawned app to say hello (start-up, not a hang).
     public var isWaitingForLaunch: Bool {
         if case .launching = inFlight { return true }

@@ -101,6 +101,30 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    @Test func aHungAppsGraceIsGivenOncePerWaitInVirtualTime() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        // BlockingApp never acknowledges applicationDidEnterBackground:.
+        try await test.ok(["command": "home"])
+        // Each advance stops at the end and waits for the system to settle:
+        // the hung callback, whose grace has run out already.
+        for _ in 0..<3 { try await test.ok(["command": "clock", "action": "advance", "seconds": 1]) }
+        let expired = try await test.events(kind: .system).filter { $0.name == "hangGraceExpired" }
+        #expect(expired.count == 1)
+        #expect(expired.first?.app == blocking)
+        #expect(expired.first?.detail["callback"] == "applicationDidEnterBackground:")
+        #expect(expired.first?.detail["grace"] == 0.3)
+        // The watchdog still fires at its virtual deadline, 5 s after home.
+        let result = try await test.ok(["command": "clock", "action": "advance", "seconds": 3])
+        let errors = try #require(result["errors"]?.arrayValue)
+        #expect(errors.first?["name"] == "watchdogTimeout")
+        #expect(errors.first?["time"] == 5)
+        await test.stop()
+    }
+
     @Test func memoryPressureKillsTheLargestSuspendedApp() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

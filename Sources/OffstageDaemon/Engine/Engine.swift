@@ -53,6 +53,8 @@ public final class Engine {
     var reaped: EventLoopPromise<Void>?
     var realTimer: Scheduled<Void>?
     var realTimerDeadline: ClockTime?
+    /// Virtual time: the wait (its watchdog) whose hang grace has run out.
+    var givenUpWait: TimerID?
     /// Completes when the last control command has replied.
     lazy var controlChain: EventLoopFuture<Void> = eventLoop.makeSucceededVoidFuture()
     /// Handed to process-exit threads so they can come back to the loop.
@@ -268,19 +270,39 @@ public final class Engine {
     /// watchdog then fires as virtual time moves on). An app starting up is
     /// not hung: while the system waits for a spawned app's hello, the wait
     /// is capped by the launch limit in real time instead.
+    ///
+    /// The grace is given once per wait: when it has run out, the wait is
+    /// logged (`hangGraceExpired`) and counts as settled from then on, so
+    /// the clock's later steps before the watchdog do not each wait again.
     func whenSettled() -> EventLoopFuture<Void> {
         let idle = whenIdle()
         guard clock.mode == .virtual, !board.isIdle else { return idle }
+        guard let wait = board.currentWait else { return idle }
+        if wait.watchdog == givenUpWait { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         let grace =
             board.isWaitingForLaunch
             ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
-        let timeout = eventLoop.scheduleTask(in: grace) { promise.succeed() }
+        let bound = handle.engine
+        let timeout = eventLoop.scheduleTask(in: grace) {
+            bound.value.giveUp(on: wait, after: grace)
+            promise.succeed()
+        }
         idle.whenComplete { _ in
             timeout.cancel()
             promise.succeed()
         }
         return promise.futureResult
+    }
+
+    /// Virtual time: the wait's grace ran out; once per wait, logged.
+    private func giveUp(on wait: (app: String, callback: String?, watchdog: TimerID), after grace: TimeAmount) {
+        guard givenUpWait != wait.watchdog, board.currentWait?.watchdog == wait.watchdog else { return }
+        givenUpWait = wait.watchdog
+        var detail: [String: JSONValue] = ["grace": JSONValue(Double(grace.nanoseconds) / 1e9)]
+        if let callback = wait.callback { detail["callback"] = .string(callback) }
+        record(LogEntry(kind: .system, app: wait.app, name: "hangGraceExpired", detail: .object(detail)))
+        log.flush()
     }
 
     // MARK: Time
