@@ -52,7 +52,13 @@ struct BadInputTests {
         let missing = try writeApp(
             dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>NoSuchBinary</string>"))
         message = try await test.refused(["command": "install", "path": .string(missing)])
-        #expect(message.contains("executable NoSuchBinary not found"))
+        #expect(message.contains("executable NoSuchBinary not found (looked in \(missing), "))
+
+        // An absolute path is the only place looked in, so none is listed.
+        let missingAbsolute = try writeApp(
+            dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>/nonexistent/App</string>"))
+        message = try await test.refused(["command": "install", "path": .string(missingAbsolute)])
+        #expect(message == missingAbsolute + "/Info.plist: executable /nonexistent/App not found")
 
         let notExecutable = try writeApp(
             dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>Info.plist</string>"))

@@ -27,7 +27,10 @@ struct CLITests {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
         let socket = ["--socket", test.directory + "/control.sock"]
-        var result = try offstage(["install", Paths.sample("StateLab")] + socket)
+        var result = try offstage(["apps"] + socket)
+        #expect(result.status == 0)
+        #expect(result.stderr == "No app is installed (offstage install DIR installs one).\n")
+        result = try offstage(["install", Paths.sample("StateLab")] + socket)
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("installed com.offstage.samples.StateLab"))
         result = try offstage(["launch", stateLab] + socket)
@@ -62,6 +65,20 @@ struct CLITests {
         result = try offstage(["events", "--app", "com.nope"] + socket)
         #expect(result.status == 1)
         #expect(result.stderr == "offstage: error: no app com.nope is installed or in the event log\n")
+        await test.stop()
+    }
+
+    @Test func aLaunchQueuedBehindAHungAppIsAWarning() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": "com.offstage.tests.BlockingApp"])
+        try await test.ok(["command": "home"])  // BlockingApp hangs in applicationDidEnterBackground:
+        let result = try offstage(["launch", stateLab] + socket)
+        #expect(result.status == 0)
+        #expect(result.stderr == "offstage: warning: \(stateLab) is still launching behind com.offstage.tests.BlockingApp, which has not answered\n")
         await test.stop()
     }
 
