@@ -14,9 +14,11 @@ import NIOCore
 /// whole line, which is passed on as a slice of the read buffer, without
 /// the general decoder's accumulation and state machine around it. A line
 /// split across reads is kept until its newline arrives; one left without a
-/// newline when the peer goes away is dropped (it went away mid-message).
-/// Once a handler after this one closes the channel, the rest of the read
-/// is dropped.
+/// newline when the peer goes away is dropped (it went away mid-message);
+/// only its own bytes are kept, so a peer whose reads always end mid-line
+/// does not grow the buffer. Once a handler after this one closes the
+/// channel, the rest of the read is dropped. A read that arrives while a
+/// line is being handled (a handler causing one) is queued behind the rest.
 final class LineSplitter: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -27,8 +29,11 @@ final class LineSplitter: ChannelInboundHandler {
     }
 
     let maximumLength: Int
-    /// The start of a line whose newline has not arrived yet.
-    private var partial: ByteBuffer?
+    /// Bytes received and not yet passed on: the start of a line whose
+    /// newline has not arrived, or the rest of a read being split.
+    private(set) var pending: ByteBuffer?
+    /// Lines are being passed on (a read arriving now is queued in `pending`).
+    private var splitting = false
     /// A line was too long: nothing more is read from this peer.
     private var failed = false
 
@@ -38,31 +43,39 @@ final class LineSplitter: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
-        var buffer = unwrapInboundIn(data)
-        if var partial = partial {
-            self.partial = nil
-            partial.writeBuffer(&buffer)
-            buffer = partial
+        var incoming = unwrapInboundIn(data)
+        if pending == nil {
+            pending = incoming
+        } else {
+            pending!.writeBuffer(&incoming)
         }
-        while let length = Self.lineLength(in: buffer) {
+        guard !splitting else { return }
+        splitting = true
+        defer { splitting = false }
+        while var buffer = pending, let length = Self.lineLength(in: buffer) {
             guard length <= maximumLength else { return fail(context) }
             let line = buffer.readSlice(length: length)!
             buffer.moveReaderIndex(forwardBy: 1)
+            pending = buffer.readableBytes > 0 ? buffer : nil
             context.fireChannelRead(wrapInboundOut(line))
-            guard context.channel.isActive else { return }
+            guard context.channel.isActive else {
+                pending = nil
+                return
+            }
         }
-        guard buffer.readableBytes <= maximumLength else { return fail(context) }
-        if buffer.readableBytes > 0 { partial = buffer }
+        guard (pending?.readableBytes ?? 0) <= maximumLength else { return fail(context) }
+        // Only the unfinished line's own bytes are kept, not the lines read before it.
+        pending?.discardReadBytes()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        partial = nil
+        pending = nil
         context.fireChannelInactive()
     }
 
     private func fail(_ context: ChannelHandlerContext) {
         failed = true
-        partial = nil
+        pending = nil
         context.fireErrorCaught(LineTooLongError(limit: maximumLength))
     }
 
