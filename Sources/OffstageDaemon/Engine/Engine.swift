@@ -274,19 +274,30 @@ public final class Engine {
     /// The grace is given once per wait: when it has run out, the wait is
     /// logged (`hangGraceExpired`) and counts as settled from then on, so
     /// the clock's later steps before the watchdog do not each wait again.
+    /// A wait that ended within its grace, followed by another, hands over
+    /// to that one, which gets a grace of its own.
     func whenSettled() -> EventLoopFuture<Void> {
         let idle = whenIdle()
         guard clock.mode == .virtual, !board.isIdle else { return idle }
-        guard let wait = board.currentWait else { return idle }
-        if wait.watchdog == givenUpWait { return eventLoop.makeSucceededVoidFuture() }
+        let wait = board.currentWait
+        if let wait, wait.watchdog == givenUpWait { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         let grace =
             board.isWaitingForLaunch
             ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
         let bound = handle.engine
         let timeout = eventLoop.scheduleTask(in: grace) {
-            bound.value.giveUp(on: wait, after: grace)
-            promise.succeed()
+            let engine = bound.value
+            switch (wait, engine.board.currentWait) {
+            case (let wait?, let current?) where current.watchdog == wait.watchdog:
+                engine.giveUp(on: wait, after: grace)
+                promise.succeed()
+            case (_?, _?):
+                // That wait ended and the next began within the grace: the next gets its own.
+                promise.completeWith(engine.whenSettled())
+            default:
+                promise.succeed()
+            }
         }
         idle.whenComplete { _ in
             timeout.cancel()
@@ -297,7 +308,7 @@ public final class Engine {
 
     /// Virtual time: the wait's grace ran out; once per wait, logged.
     private func giveUp(on wait: (app: String, callback: String?, watchdog: TimerID), after grace: TimeAmount) {
-        guard givenUpWait != wait.watchdog, board.currentWait?.watchdog == wait.watchdog else { return }
+        guard givenUpWait != wait.watchdog else { return }
         givenUpWait = wait.watchdog
         var detail: [String: JSONValue] = ["grace": JSONValue(Double(grace.nanoseconds) / 1e9)]
         if let callback = wait.callback { detail["callback"] = .string(callback) }
