@@ -54,21 +54,36 @@ private final class OnceFlag: Sendable {
 
 /// Removes a file the command is writing if SIGINT, SIGTERM or SIGHUP ends
 /// the process first (then the process dies of the signal, as it would
-/// have): a conversion stopped with Ctrl-C leaves no half-written file.
+/// have): a conversion stopped with Ctrl-C leaves no half-written file. A
+/// signal the process ignores (`nohup`, a background job's SIGINT) stays
+/// ignored, and each signal's handling is restored afterwards.
 enum RemoveOnInterrupt {
-    /// The path, as a C string the handler can use: `unlink` is
-    /// async-signal-safe, a Swift string is not.
+    /// The path, as a C string the handler can use (`unlink` is
+    /// async-signal-safe, a Swift string is not). Never freed: a handler
+    /// running on another thread may still read it.
     nonisolated(unsafe) fileprivate static var path: UnsafeMutablePointer<CChar>?
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
 
     /// Runs `body`; until it returns, the signals remove `path`.
     static func guarding<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
         self.path = strdup(path)
-        for number in signals { signal(number, removeAndDie) }
+        var previous: [(Int32, sigaction)] = []
+        for number in signals {
+            var old = sigaction()
+            sigaction(number, nil, &old)
+            let ignored = unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+            if ignored { continue }
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = removeAndDie
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+            previous.append((number, old))
+        }
         defer {
-            for number in signals { signal(number, SIG_DFL) }
-            free(self.path)
-            self.path = nil
+            for (number, old) in previous {
+                var old = old
+                sigaction(number, &old, nil)
+            }
         }
         return try body()
     }

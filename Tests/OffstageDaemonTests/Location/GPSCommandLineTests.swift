@@ -72,6 +72,28 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["in.nmea"])
     }
 
+    @Test func aConversionStartedWithInterruptsIgnoredKeepsIgnoringThem() throws {
+        let dir = try makeTemporaryDirectory()
+        let input = dir.appendingPathComponent("in.nmea").path
+        #expect(mkfifo(input, 0o600) == 0)
+        let output = dir.appendingPathComponent("out.gpx").path
+        // As `nohup` or a shell's background job starts it: SIGINT ignored.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "trap '' INT; exec \"$0\" gps convert \"$1\" \"$2\"", Paths.products + "/offstage", input, output]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let writer = try #require(FileHandle(forWritingAtPath: input))
+        let fixture = try String(contentsOf: repositoryRoot.appendingPathComponent("samples/fixtures/commute.nmea"), encoding: .utf8)
+        writer.write(Data(fixture.split(separator: "\n").prefix(6).map { $0 + "\n" }.joined().utf8))
+        kill(process.processIdentifier, SIGINT)
+        try writer.close()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOfFile: output, encoding: .utf8).contains("<trkpt"))
+    }
+
     @Test func watchingAGPSDThatNeverAnsweredIsAnError() throws {
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let run = try offstage("gps", "watch", "--gpsd", "127.0.0.1:1", "--count", "1")
