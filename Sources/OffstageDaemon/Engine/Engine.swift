@@ -55,6 +55,9 @@ public final class Engine {
     var realTimerDeadline: ClockTime?
     /// Virtual time: the wait (its watchdog) whose hang grace has run out.
     var givenUpWait: TimerID?
+    /// Virtual time: the current wait (its watchdog) and when it began, in
+    /// real time: its hang grace counts from then.
+    var waitStart: (watchdog: TimerID, since: NIODeadline)?
     /// Completes when the last control command has replied.
     lazy var controlChain: EventLoopFuture<Void> = eventLoop.makeSucceededVoidFuture()
     /// Handed to process-exit threads so they can come back to the loop.
@@ -150,7 +153,11 @@ public final class Engine {
         }
         sendEffects(effects)
         log.flush()
-        if clock.mode == .real { armRealTimer() }
+        if clock.mode == .real {
+            armRealTimer()
+        } else if let wait = board.currentWait, wait.watchdog != waitStart?.watchdog {
+            waitStart = (wait.watchdog, .now())
+        }
         if board.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
             idleWaiters = []
@@ -271,39 +278,40 @@ public final class Engine {
     /// not hung: while the system waits for a spawned app's hello, the wait
     /// is capped by the launch limit in real time instead.
     ///
-    /// The grace is given once per wait: when it has run out, the wait is
-    /// logged (`hangGraceExpired`) and counts as settled from then on, so
-    /// the clock's later steps before the watchdog do not each wait again.
-    /// A wait that ended within its grace, followed by another, hands over
-    /// to that one, which gets a grace of its own.
+    /// The grace is given once per wait, counted from when the wait began:
+    /// when it has run out, the wait is logged (`hangGraceExpired`) and
+    /// counts as settled from then on, so the clock's later steps before the
+    /// watchdog do not each wait again. A wait that ends first hands over to
+    /// the next one, which has its own grace from its own start (a hang in
+    /// `applicationDidEnterBackground:` costs one grace, not one more for
+    /// the `applicationWillResignActive:` answered before it).
     func whenSettled() -> EventLoopFuture<Void> {
         let idle = whenIdle()
         guard clock.mode == .virtual, !board.isIdle else { return idle }
-        let wait = board.currentWait
-        if let wait, wait.watchdog == givenUpWait { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
+        idle.whenComplete { _ in promise.succeed() }
+        watchForHang(settling: promise)
+        return promise.futureResult
+    }
+
+    /// Virtual time: settles `promise` once the current wait has had its
+    /// grace, or hands over to the wait after it.
+    private func watchForHang(settling promise: EventLoopPromise<Void>) {
+        let wait = board.currentWait
+        if let wait, wait.watchdog == givenUpWait { return promise.succeed() }
         let grace =
             board.isWaitingForLaunch
             ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
+        let start = wait.flatMap { wait in waitStart.flatMap { $0.watchdog == wait.watchdog ? $0.since : nil } } ?? .now()
         let bound = handle.engine
-        let timeout = eventLoop.scheduleTask(in: grace) {
+        let timer = eventLoop.scheduleTask(deadline: start + grace) {
             let engine = bound.value
-            switch (wait, engine.board.currentWait) {
-            case (let wait?, let current?) where current.watchdog == wait.watchdog:
-                engine.giveUp(on: wait, after: grace)
-                promise.succeed()
-            case (_?, _?):
-                // That wait ended and the next began within the grace: the next gets its own.
-                promise.completeWith(engine.whenSettled())
-            default:
-                promise.succeed()
-            }
-        }
-        idle.whenComplete { _ in
-            timeout.cancel()
+            guard let wait, let current = engine.board.currentWait else { return promise.succeed() }
+            guard current.watchdog == wait.watchdog else { return engine.watchForHang(settling: promise) }
+            engine.giveUp(on: wait, after: grace)
             promise.succeed()
         }
-        return promise.futureResult
+        promise.futureResult.whenComplete { _ in timer.cancel() }
     }
 
     /// Virtual time: the wait's grace ran out; once per wait, logged.
