@@ -24,16 +24,16 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Virtual clock: real time to wait for a hung app before its watchdog may fire, such as 500ms (default 2s).", valueName: "duration"))
     var hangGrace: String?
 
-    /// `--hang-grace`, checked by ``validate()``: at most an hour.
+    /// `--hang-grace`, checked by ``validate()``: from 10 ms to an hour.
     var hangGraceDuration: Duration? {
         guard let hangGrace else { return .seconds(2) }
-        return parseDuration(hangGrace).flatMap { $0 <= .seconds(3600) ? $0 : nil }
+        return parseDuration(hangGrace).flatMap { $0 >= Scenario.shortestHangGrace && $0 <= .seconds(3600) ? $0 : nil }
     }
 
     func validate() throws {
         guard ClockMode(rawValue: clock) != nil else { throw ValidationError("--clock must be real or virtual") }
         guard hangGraceDuration != nil else {
-            throw ValidationError("--hang-grace must be a duration of at most an hour, such as 500ms or 2s (not \(hangGrace ?? ""))")
+            throw ValidationError("--hang-grace must be a duration from 10ms to an hour, such as 500ms or 2s (not \(hangGrace ?? ""))")
         }
         if hangGrace != nil, clock != "virtual" {
             throw ValidationError("--hang-grace applies to the virtual clock only (add --clock virtual)")

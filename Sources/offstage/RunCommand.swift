@@ -31,7 +31,7 @@ struct RunCommand: AsyncParsableCommand {
         let total = loaded.steps.count
         let counter = StepCounter()
         if !quiet, !json {
-            printLine("scenario: \(loaded.name) (\(total) steps, profile \(loaded.profile))")
+            printLine("scenario: \(loaded.name) (\(total) \(total == 1 ? "step" : "steps"), profile \(loaded.profile))")
             runner.onStep = { step in
                 let index = counter.next()
                 FileHandle.standardError.write(
@@ -72,8 +72,9 @@ struct RunCommand: AsyncParsableCommand {
         }
         if failed { throw ExitCode(1) }
         if !quiet, !json {
-            FileHandle.standardError.write(
-                Data("PASS \(loaded.name): \(loaded.expectations.count) \(loaded.expectations.count == 1 ? "expectation" : "expectations") met\n".utf8))
+            let count = loaded.expectations.count
+            let met = count == 0 ? "no expectations to check" : "\(count) \(count == 1 ? "expectation" : "expectations") met"
+            FileHandle.standardError.write(Data("PASS \(loaded.name): \(met)\n".utf8))
         }
     }
 }

@@ -114,7 +114,11 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: --hang-grace applies to the virtual clock only (add --clock virtual) (see offstage daemon --help)\n")
         result = try offstage(daemon + ["--clock", "virtual", "--hang-grace", "soon"])
         #expect(result.status == 64)
-        #expect(result.stderr.hasPrefix("offstage: error: --hang-grace must be a duration of at most an hour"))
+        #expect(result.stderr.hasPrefix("offstage: error: --hang-grace must be a duration from 10ms to an hour"))
+        // No grace at all: a healthy app's answer could come after the clock ran past its watchdog.
+        result = try offstage(daemon + ["--clock", "virtual", "--hang-grace", "0s"])
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("offstage: error: --hang-grace must be a duration from 10ms to an hour"))
     }
 
     @Test func extraWordsAreRefused() throws {

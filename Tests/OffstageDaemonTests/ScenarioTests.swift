@@ -81,8 +81,30 @@ struct ScenarioTests {
         let error = await #expect(throws: ScenarioError.self) {
             try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
         }
-        #expect(error?.line == 7, "\(String(describing: error))")
+        // The third advance, a step of its own, is the one that cannot be reached.
+        #expect(error?.line == 6, "\(String(describing: error))")
         #expect(error?.message.contains("past its end") == true, "\(String(describing: error))")
+    }
+
+    @Test func anAdvanceIsAStepEvenWhenItIsTheLast() async throws {
+        // StateLab goes home at 1 s with its 25 s task; the run must reach 61 s.
+        let yaml = """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: launch \(stateLab)
+              - after: 1s
+                do: home
+              - do: advance 1m
+            expect:
+              \(stateLab): {finalState: suspended}
+            """
+        let scenario = try Scenario.parse(yaml, file: "x.yaml")
+        #expect(scenario.steps.map { $0.action.first } == ["launch", "home", "advance"])
+        #expect(scenario.steps.last?.at == .seconds(61))
+        let outcome = try await ScenarioRunner(scenario: scenario, executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures.isEmpty, "\(outcome.failures)")
+        // Its task ends at 26 s and it is suspended: the run went past that.
+        #expect(outcome.timeline.last.map { [$0.name, formatSeconds($0.time)] } == ["suspended", "26"])
     }
 
     @Test func anAppThatCannotBeInstalledIsReportedAtItsLine() async throws {
@@ -111,6 +133,13 @@ struct ScenarioTests {
         ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
         ("steps: []\n", "bad.yaml:1: expected \"apps\""),
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure lots\n", "bad.yaml:4: memory pressure takes a size"),
+        // A misspelt or mistyped expectation used to pass without checking anything.
+        ("apps: [a]\nexpect:\n  x: {callback: [a], final: suspended}\n", "bad.yaml:3: unknown expectation key \"callback\" (callbacks, finalState)"),
+        ("apps: [a]\nexpect:\n  x: {callbacks: \"applicationWillTerminate:\"}\n", "bad.yaml:3: callbacks is a list of callback names"),
+        ("apps: [a]\nsteps:\n  - do: home\n    expectFailure: yes please\n", "bad.yaml:4: expectFailure is true or false"),
+        ("apps: [a]\nsteps:\n  - do: advance 5s\n    expectFailure: true\n", "bad.yaml:3: advance only moves the clock"),
+        ("apps: [a]\nsteps:\n  - at: 1m\n    do: home\nend: 30s\n", "bad.yaml:5: end (30 s) is before the last step (60 s)"),
+        ("apps: [a]\nhangGrace: 0s\n", "bad.yaml:2: hangGrace must be at least 10ms"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

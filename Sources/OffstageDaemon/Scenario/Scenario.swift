@@ -35,6 +35,10 @@ public struct Scenario: Sendable {
     public var endLine: Int?
     public var hangGrace: Duration
     public var expectations: [Expectation]
+
+    /// The shortest hang grace accepted: with none, a healthy app's answer
+    /// can come after the clock has run on past its watchdog.
+    public static let shortestHangGrace = Duration.milliseconds(10)
 }
 
 /// A scenario file that does not parse: file, line, and what was expected.
@@ -152,16 +156,29 @@ extension Scenario {
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
                     throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")
                 }
+                var expectFailure = false
+                if let flag = step["expectFailure"] {
+                    guard let value = flag.bool else { throw error(flag, "expectFailure is true or false") }
+                    expectFailure = value
+                }
                 if verb == "advance" {
                     guard let amount = parseDuration(words[1]) else {
                         throw error(doNode, "expected a duration for advance, such as 10s, 5m or 1h30m (at most 36500d)")
                     }
+                    if expectFailure { throw error(doNode, "advance only moves the clock; it cannot be expected to fail") }
+                    // A step of its own: the run goes on to its time even when it is the last.
                     time += amount
-                    continue
                 }
-                let expectFailure = step["expectFailure"]?.bool ?? false
                 steps.append(Step(at: time, action: words, expectFailure: expectFailure, line: doNode.mark?.line ?? 0))
             }
+        }
+        let end = try top["end"].map { try duration($0, "end") }
+        if let end, let endNode = top["end"], end < time {
+            throw error(endNode, "end (\(formatSeconds(end.seconds)) s) is before the last step (\(formatSeconds(time.seconds)) s)")
+        }
+        let hangGrace = try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2)
+        if hangGrace < Scenario.shortestHangGrace, let node = top["hangGrace"] {
+            throw error(node, "hangGrace must be at least 10ms: a healthy app needs some real time to answer")
         }
 
         var expectations: [Expectation] = []
@@ -184,7 +201,11 @@ extension Scenario {
                 if let list = value.sequence {
                     expectation.callbacks = try list.map(callbackName)
                 } else if let object = value.mapping {
-                    if let list = object["callbacks"]?.sequence {
+                    for (key, _) in object where !["callbacks", "finalState"].contains(key.string ?? "") {
+                        throw error(key, "unknown expectation key \"\(key.string ?? "?")\" (callbacks, finalState)")
+                    }
+                    if let node = object["callbacks"] {
+                        guard let list = node.sequence else { throw error(node, "callbacks is a list of callback names") }
                         expectation.callbacks = try list.map(callbackName)
                     }
                     if let stateNode = object["finalState"] {
@@ -201,7 +222,7 @@ extension Scenario {
         }
         return Scenario(
             name: name, file: file, profile: profile, appPaths: appPaths, appLines: appLines, steps: steps,
-            end: try top["end"].map { try duration($0, "end") }, endLine: top["end"]?.mark?.line, hangGrace: try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2),
+            end: end, endLine: top["end"]?.mark?.line, hangGrace: hangGrace,
             expectations: expectations)
     }
 

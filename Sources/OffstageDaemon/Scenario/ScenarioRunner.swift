@@ -58,6 +58,8 @@ public struct ScenarioRunner {
                 if wait > .zero {
                     try await advance(daemon, by: wait, line: step.line)
                 }
+                // An advance step only moves the clock, which the wait above did.
+                if step.action.first == "advance" { continue }
                 let reply = try await daemon.control(Self.request(for: step.action))
                 switch (reply, step.expectFailure) {
                 case (.failure(let message), false):
@@ -126,11 +128,12 @@ public struct ScenarioRunner {
                 if actual != expected {
                     let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                         ?? min(actual.count, expected.count)
-                    let got = index < actual.count ? actual[index] : "nothing more"
-                    let wanted = index < expected.count ? expected[index] : "nothing more"
+                    let what =
+                        index >= actual.count
+                        ? "callback \(index + 1) never came, expected \(expected[index])"
+                        : "callback \(index + 1) was \(actual[index]), expected \(index < expected.count ? expected[index] : "nothing more")"
                     failures.append(
-                        "\(where_): \(expectation.app): callback \(index + 1) was \(got), expected \(wanted)"
-                            + " (got \(actual.count) callbacks, expected \(expected.count))")
+                        "\(where_): \(expectation.app): \(what) (got \(actual.count) callbacks, expected \(expected.count))")
                 }
             }
             if let state = expectation.finalState, finalStates[expectation.app] != state {
