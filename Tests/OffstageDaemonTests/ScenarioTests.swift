@@ -107,6 +107,15 @@ struct ScenarioTests {
         #expect(outcome.timeline.last.map { [$0.name, formatSeconds($0.time)] } == ["suspended", "26"])
     }
 
+    @Test func theDocsExamplePassesAsWritten() async throws {
+        let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/scenarios.md"), encoding: .utf8)
+        let block = try #require(docs.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let yaml = block.replacingOccurrences(of: "  - ../StateLab", with: "  - \(Paths.sample("StateLab"))")
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "docs.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures.isEmpty, "\(outcome.failures)")
+        #expect(outcome.timeline.contains { $0.name == "applicationWillEnterForeground:" })
+    }
+
     @Test func anAppThatCannotBeInstalledIsReportedAtItsLine() async throws {
         let yaml = "apps:\n  - \(Paths.sample("StateLab"))\n  - /nonexistent/NoSuchApp\n"
         let error = await #expect(throws: ScenarioError.self) {
