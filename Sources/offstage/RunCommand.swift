@@ -11,7 +11,8 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             Exits 1 when an expectation fails, a step fails unexpectedly, or --check finds a difference. \
             --record writes the timeline as a golden file; --check compares against one (pids and \
-            paths are left out of both). The format is described in docs/scenarios.md.
+            paths are left out of both). Interrupted (Ctrl-C), the run stops its apps and exits 130. \
+            The format is described in docs/scenarios.md.
             """)
 
     @Argument(help: ArgumentHelp("The scenario file.", valueName: "scenario.yaml")) var scenario: String
@@ -38,13 +39,34 @@ struct RunCommand: AsyncParsableCommand {
                     Data("  [\(index)/\(total)] \(formatSeconds(step.at.seconds)) s: \(step.action.joined(separator: " "))\n".utf8))
             }
         }
+        // Interrupted (Ctrl-C, SIGTERM), the run stops its daemon, which
+        // kills the apps, and removes its directory, instead of leaving them.
+        let started = Mutex<(daemon: RunningDaemon, directory: String)?>(nil)
+        let interrupted = Mutex(false)
+        runner.onStart = { daemon, directory in started.withLock { $0 = (daemon, directory) } }
+        Task {
+            await waitForTermination()
+            interrupted.withLock { $0 = true }
+            if let (daemon, directory) = started.withLock({ $0 }) {
+                await daemon.stop()
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+            printError("offstage: interrupted; the scenario's apps are stopped")
+            Foundation.exit(130)
+        }
+        // A run cut short by the interruption (it may even end normally,
+        // its daemon stopping under it): the handler reports and exits.
         let outcome: ScenarioRunner.Outcome
         do {
             outcome = try await runner.run()
-        } catch let error as ScenarioError {
-            fail(error.description)
-        } catch let error as DaemonError {
-            fail("\(scenario): \(error.message)")
+            if interrupted.withLock({ $0 }) { await neverReturning() }
+        } catch {
+            if interrupted.withLock({ $0 }) { await neverReturning() }
+            switch error {
+            case let error as ScenarioError: fail(error.description)
+            case let error as DaemonError: fail("\(scenario): \(error.message)")
+            default: throw error
+            }
         }
         if !quiet {
             for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine) }
@@ -106,4 +128,9 @@ final class StepCounter: Sendable {
             return $0
         }
     }
+}
+
+/// Waits forever: the process ends elsewhere (an interruption's handler exits).
+private func neverReturning() async {
+    await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
 }

@@ -82,6 +82,33 @@ struct CLITests {
         await test.stop()
     }
 
+    @Test func anInterruptedRunStopsItsApps() throws {
+        let scratch = try temporaryDirectory()
+        let file = scratch + "/hang.yaml"
+        try """
+            apps: [\(Paths.sample("misbehaving/BlockingApp"))]
+            hangGrace: 1h
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - do: home
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try RunningOffstage(["run", file])
+        // The home step starts; BlockingApp then hangs in applicationDidEnterBackground:.
+        #expect(run.awaitLine(containing: "home", onStandardError: true))
+        let runPid = run.process.processIdentifier
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(runPid)/task")
+        let children = tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(runPid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0) }
+        }
+        let app = try #require(children.first)
+        kill(runPid, SIGINT)
+        let (status, stderr) = run.finish()
+        #expect(status == 130)
+        #expect(stderr.contains("offstage: interrupted; the scenario's apps are stopped"))
+        #expect(kill(app, 0) == -1 && errno == ESRCH, "BlockingApp (\(app)) outlived the run")
+    }
+
     @Test func aDaemonThatCannotMakeItsDirectoriesSaysWhyInOneLine() throws {
         let directory = try temporaryDirectory()
         var result = try offstage(["daemon", "--data", "/dev/null/data", "--socket", directory + "/control.sock"])

@@ -21,6 +21,9 @@ public struct ScenarioRunner {
     public var executableSearchPaths: [String]
     /// Called with each step as it starts (progress).
     public var onStep: (@Sendable (Scenario.Step) -> Void)?
+    /// Called once the private daemon runs, with it and the run's temporary
+    /// directory, so that whoever interrupts the run can stop both.
+    public var onStart: (@Sendable (RunningDaemon, String) -> Void)?
 
     public init(scenario: Scenario, executableSearchPaths: [String]) {
         self.scenario = scenario
@@ -40,6 +43,7 @@ public struct ScenarioRunner {
             hangGrace: .nanoseconds(scenario.hangGrace.nanoseconds), executableSearchPaths: executableSearchPaths,
             ephemeral: true)
         let daemon = try await RunningDaemon.start(configuration)
+        onStart?(daemon, directory)
         var failures: [String] = []
         var timeline: [Event] = []
         do {
