@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
@@ -55,16 +56,32 @@ struct ScenarioTests {
         try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent)
     }
 
-    @Test func anExpectationForAnAppNotInTheScenarioSaysSo() async throws {
+    @Test func anExpectationOrStepForAnAppNotInTheScenarioSaysSoBeforeRunning() async throws {
         let yaml = """
             apps: [\(Paths.sample("StateLab"))]
             expect:
               com.example.Missing:
                 - applicationDidBecomeActive:
             """
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
-        #expect(outcome.failures == ["x.yaml:3: com.example.Missing is not one of the scenario's apps (\(stateLab))"])
-        if let kept = outcome.dataDirectory { try FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+        var error = await #expect(throws: ScenarioError.self) {
+            try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        }
+        #expect(error?.description == "x.yaml:3: com.example.Missing is not one of the scenario's apps (\(stateLab))")
+        // A step too, unless it is expected to fail; found before the first step runs.
+        let steps = """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: launch com.example.Nope
+                expectFailure: true
+              - at: 1h
+                do: launch \(stateLab)x
+            """
+        var runner = ScenarioRunner(scenario: try Scenario.parse(steps, file: "y.yaml"), executableSearchPaths: [Paths.products])
+        let seen = Mutex<[String]>([])
+        runner.onStep = { step in seen.withLock { $0.append(step.action.joined(separator: " ")) } }
+        error = await #expect(throws: ScenarioError.self) { try await runner.run() }
+        #expect(error?.description == "y.yaml:6: \(stateLab)x is not one of the scenario's apps (\(stateLab))")
+        #expect(seen.withLock { $0 }.isEmpty)
     }
 
     @Test func stepsPastTheVirtualClocksEndStopTheRunAtTheirLine() async throws {

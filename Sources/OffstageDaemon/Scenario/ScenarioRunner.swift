@@ -54,6 +54,8 @@ public struct ScenarioRunner {
                     throw ScenarioError(file: scenario.file, line: line > 0 ? line : nil, message: "cannot install the app: \(message)")
                 }
             }
+            let installed = try await daemon.engine.submit { $0.board.installedApps.map(\.bundleID) }.get()
+            try checkAppNames(installed: Set(installed))
             let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
             for step in scenario.steps {
                 onStep?(step)
@@ -118,15 +120,27 @@ public struct ScenarioRunner {
         }
     }
 
+    /// Before any step runs: a step (not expected to fail) or an
+    /// expectation naming an app the scenario does not install is an error
+    /// at its line, not a failure found once every step has been played.
+    func checkAppNames(installed: Set<String>) throws {
+        let known = installed.isEmpty ? "none" : installed.sorted().joined(separator: ", ")
+        for step in scenario.steps where !step.expectFailure {
+            if let app = Self.request(for: step.action)["app"]?.stringValue, !installed.contains(app) {
+                throw ScenarioError(
+                    file: scenario.file, line: step.line, message: "\(app) is not one of the scenario's apps (\(known))")
+            }
+        }
+        for expectation in scenario.expectations where !installed.contains(expectation.app) {
+            throw ScenarioError(
+                file: scenario.file, line: expectation.line, message: "\(expectation.app) is not one of the scenario's apps (\(known))")
+        }
+    }
+
     func check(_ timeline: [Event], finalStates: [String: AppState]) -> [String] {
         var failures: [String] = []
         for expectation in scenario.expectations {
             let where_ = "\(scenario.file):\(expectation.line)"
-            guard finalStates[expectation.app] != nil else {
-                let installed = finalStates.keys.sorted().joined(separator: ", ")
-                failures.append("\(where_): \(expectation.app) is not one of the scenario's apps (\(installed.isEmpty ? "none" : installed))")
-                continue
-            }
             if let expected = expectation.callbacks {
                 let actual = timeline.filter { $0.kind == .callback && $0.app == expectation.app }.map(\.name)
                 if actual != expected {
