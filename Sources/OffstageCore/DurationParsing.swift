@@ -13,22 +13,35 @@ extension Duration {
 }
 
 /// Parses durations as the CLI and scenarios write them: `90` (seconds),
-/// `1.5s`, `250ms`, `5m`, `2h`, `1d`, and sums such as `1m30s`; nil for
-/// anything else, and for more than ``Duration/longestAccepted`` (100 years).
+/// `1.5s`, `250ms`, `5m`, `2h`, `1d`, and sums such as `1m30s`, largest
+/// unit first, each unit once; nil for anything else (`1s1s`, `2h1d`,
+/// `1e3`), and for more than ``Duration/longestAccepted`` (100 years).
 public func parseDuration(_ text: String) -> Duration? {
     let trimmed = text.trimmingWhitespace()
     guard !trimmed.isEmpty else { return nil }
-    if let seconds = Double(trimmed) {
+    /// Digits with at most one decimal point (no sign, exponent or hex).
+    func decimal(_ text: Substring) -> Double? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            text.filter({ $0 == "." }).count <= 1
+        else { return nil }
+        return Double(text)
+    }
+    if let seconds = decimal(Substring(trimmed)) {
         return Duration(acceptedSeconds: seconds)
     }
-    let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+    // Largest first: a unit may only follow a larger one.
+    let units: [(String, Double)] = [("d", 86400), ("h", 3600), ("ms", 1e-3), ("m", 60), ("s", 1)]
+    let rank = ["d": 0, "h": 1, "m": 2, "s": 3, "ms": 4]
     var total = 0.0
+    var previous = -1
     var rest = Substring(trimmed)
     while !rest.isEmpty {
         let number = rest.prefix { $0.isNumber || $0 == "." }
-        guard !number.isEmpty, let value = Double(number) else { return nil }
+        guard let value = decimal(number) else { return nil }
         rest = rest.dropFirst(number.count)
-        guard let (unit, scale) = units.first(where: { rest.hasPrefix($0.0) }) else { return nil }
+        guard let (unit, scale) = units.first(where: { rest.hasPrefix($0.0) }), let order = rank[unit], order > previous
+        else { return nil }
+        previous = order
         rest = rest.dropFirst(unit.count)
         total += value * scale
     }

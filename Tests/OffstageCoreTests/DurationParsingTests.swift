@@ -9,6 +9,14 @@ import Testing
         #expect(parseDuration("1m30s") == .seconds(90))
         #expect(parseDuration("2h") == .seconds(7200))
         #expect(parseDuration("36500d") == .seconds(36500 * 86400))
+        #expect(parseDuration("1d2h3m4s250ms") == .seconds(86400 + 7200 + 180 + 4) + .milliseconds(250))
+    }
+
+    @Test func unitsComeLargestFirstAndOnce() {
+        // These were read as 2 s, 1 d 2 h and 1000 s.
+        for text in ["1s1s", "2h1d", "30s1m", "1ms1s", "1e3", "1e3s", "0x10", "1..5s", "+5s", "٣s"] {
+            #expect(parseDuration(text) == nil, "\(text)")
+        }
     }
 
     @Test func negativeNonFiniteAndTooLongAreNotDurations() {
