@@ -54,9 +54,15 @@ public struct ScenarioError: Error, Equatable, CustomStringConvertible {
 
 /// The actions a step may take, with the words each needs after its verb.
 enum ScenarioVerb {
-    static let arity: [String: ClosedRange<Int>] = [
-        "launch": 1...1, "home": 0...0, "lock": 0...0, "unlock": 0...0, "switcher": 1...2, "alert": 1...1,
-        "memory": 1...2, "device": 1...2, "wake": 2...2, "launch-background": 1...1, "advance": 1...1,
+    /// Each action's number of words after it, and how it is written (for
+    /// the error when its words do not fit).
+    static let forms: [String: (arity: ClosedRange<Int>, usage: String)] = [
+        "launch": (1...1, "launch ID"), "home": (0...0, "home"), "lock": (0...0, "lock"), "unlock": (0...0, "unlock"),
+        "switcher": (1...2, "switcher show | hide | kill ID"), "alert": (1...1, "alert show | dismiss | reply"),
+        "memory": (1...2, "memory warning | memory pressure [SIZE]"),
+        "device": (1...2, "device battery LEVEL | orientation O | locale L | time-jump"),
+        "wake": (2...2, "wake ID CALLBACK"), "launch-background": (1...1, "launch-background ID"),
+        "advance": (1...1, "advance DURATION"),
     ]
 }
 
@@ -131,13 +137,14 @@ extension Scenario {
                     throw error(item, "a step needs \"do\", e.g. do: launch com.example.App")
                 }
                 let words = command.split(separator: " ").map(String.init)
-                guard let verb = words.first, let arity = ScenarioVerb.arity[verb] else {
+                guard let verb = words.first, let (arity, usage) = ScenarioVerb.forms[verb] else {
                     throw error(
-                        doNode, "unknown action \"\(command)\" (known: \(ScenarioVerb.arity.keys.sorted().joined(separator: ", ")))")
+                        doNode, "unknown action \"\(command)\" (known: \(ScenarioVerb.forms.keys.sorted().joined(separator: ", ")))")
                 }
                 guard arity.contains(words.count - 1) else {
                     let count = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
-                    throw error(doNode, "\"\(verb)\" takes \(count) \(arity.upperBound == 1 ? "argument" : "arguments")")
+                    throw error(
+                        doNode, "\"\(verb)\" takes \(count) \(arity.upperBound == 1 ? "argument" : "arguments"): \(usage)")
                 }
                 if verb == "switcher", !["show", "hide", "kill"].contains(words[1]) {
                     throw error(doNode, "switcher takes show, hide or kill ID, not \"\(words[1])\"")
@@ -230,6 +237,8 @@ extension Scenario {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
             return mark.line
+        case .duplicatedKeysInMapping(_, let context):
+            return context.mark.line
         default:
             return nil
         }
@@ -238,7 +247,13 @@ extension Scenario {
     static func yamlSummary(_ error: YamlError) -> String {
         switch error {
         case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _):
+            // `[applicationDidBecomeActive:]`: in a flow list the colon ends a key.
+            if problem.contains("unexpected ':'") {
+                return problem + " (quote names that end in ':' inside [ ], such as [\"applicationDidBecomeActive:\"])"
+            }
             return problem
+        case .duplicatedKeysInMapping(let duplicates, _):
+            return "a key appears twice in one mapping: \(duplicates.joined(separator: ", "))"
         default:
             return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
         }
