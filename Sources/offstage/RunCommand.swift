@@ -81,6 +81,9 @@ struct RunCommand: AsyncParsableCommand {
                 fail("cannot write \(record): \(error.localizedDescription)")
             }
             if !quiet { FileHandle.standardError.write(Data("recorded \(outcome.timeline.count) events to \(record)\n".utf8)) }
+            if failed {
+                FileHandle.standardError.write(Data("offstage: warning: \(record) records a run that failed its expectations\n".utf8))
+            }
         }
         if let check {
             guard let expected = try? String(contentsOfFile: check, encoding: .utf8) else { fail("cannot read golden file \(check)") }
@@ -115,7 +118,12 @@ func firstDifference(expected: String, actual: String) -> String? {
     for index in 0..<max(a.count, b.count) {
         let left = index < a.count ? String(a[index]) : "(the golden timeline ends here, after \(a.count) lines)"
         let right = index < b.count ? String(b[index]) : "(this run's timeline ends here, after \(b.count) lines)"
-        if left != right { return "line \(index + 1) (- golden, + this run):\n- \(left)\n+ \(right)" }
+        if left != right {
+            // Golden files recorded before the time column was aligned differ in spaces only.
+            let spacing = left.split(separator: " ") == right.split(separator: " ")
+            let hint = spacing ? "\n(the lines differ only in spacing: re-record the golden file with --record)" : ""
+            return "line \(index + 1) (- golden, + this run):\n- \(left)\n+ \(right)" + hint
+        }
     }
     return nil
 }

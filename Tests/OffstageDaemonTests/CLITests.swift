@@ -246,6 +246,13 @@ struct CLITests {
         result = try offstage(["run", scenario, "--quiet", "--check", golden])
         #expect(result.status == 1)
         #expect(result.stderr.contains("+ (this run's timeline ends here, after "), "\(result.stderr)")
+        // Spacing only (a golden file from before the time column was aligned): re-record, it says.
+        #expect(try offstage(["run", scenario, "--quiet", "--record", golden]).status == 0)
+        text = try String(contentsOfFile: golden, encoding: .utf8)
+        try text.replacingOccurrences(of: "  StateLab  ", with: " StateLab ").write(toFile: golden, atomically: true, encoding: .utf8)
+        result = try offstage(["run", scenario, "--quiet", "--check", golden])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("the lines differ only in spacing: re-record"), "\(result.stderr)")
     }
 
     @Test func aScenarioThatDoesNotParseIsOneLine() throws {
