@@ -176,6 +176,9 @@ extension Scenario {
                     // A step of its own: the run goes on to its time even when it is the last.
                     time += amount
                 }
+                guard time <= ClockTime.latest - .zero else {
+                    throw error(doNode, "this step comes after the virtual clock's end, 250 years after its start")
+                }
                 steps.append(Step(at: time, action: words, expectFailure: expectFailure, line: doNode.mark?.line ?? 0))
             }
         }
