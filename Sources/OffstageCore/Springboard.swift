@@ -186,7 +186,7 @@ public struct Springboard: Sendable {
     public var isIdle: Bool { inFlight == nil && work.isEmpty }
 
     /// The app a callback or launch is waiting for, if any.
-    public var waitingFor: String? { inFlight?.app }
+    public var waitingFor: String? { currentWait?.app }
 
     /// What the system waits for, if anything: the app, the callback (nil
     /// for a launch waiting for its hello) and the wait's watchdog, which no
@@ -200,10 +200,7 @@ public struct Springboard: Sendable {
     }
 
     /// The system waits for a spawned app to say hello (start-up, not a hang).
-    public var isWaitingForLaunch: Bool {
-        if case .launching = inFlight { return true }
-        return false
-    }
+    public var isWaitingForLaunch: Bool { currentWait.map { $0.callback == nil } ?? false }
 
     /// The app has a process, or one is being started.
     public func hasProcess(_ bundleID: String) -> Bool { apps[bundleID]?.hasProcess ?? false }

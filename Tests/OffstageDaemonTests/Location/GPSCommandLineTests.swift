@@ -53,11 +53,17 @@ import Testing
         #expect(try String(contentsOfFile: output, encoding: .utf8) == expected)
     }
 
-    @Test func anInterruptedConversionLeavesNoPartialFile() throws {
+    /// A directory with a FIFO as the conversion's input (`in.nmea`), so a
+    /// test decides when the input goes on and ends, and the output's path.
+    func pipedConversion() throws -> (dir: URL, input: String, output: String) {
         let dir = try makeTemporaryDirectory()
         let input = dir.appendingPathComponent("in.nmea").path
         #expect(mkfifo(input, 0o600) == 0)
-        let output = dir.appendingPathComponent("out.gpx").path
+        return (dir, input, dir.appendingPathComponent("out.gpx").path)
+    }
+
+    @Test func anInterruptedConversionLeavesNoPartialFile() throws {
+        let (dir, input, output) = try pipedConversion()
         let running = try RunningOffstage(["gps", "convert", input, output])
         // The converter opens its input once its partial output exists, so
         // when this open returns, the partial file is there.
@@ -73,10 +79,7 @@ import Testing
     }
 
     @Test func aConversionStartedWithInterruptsIgnoredKeepsIgnoringThem() throws {
-        let dir = try makeTemporaryDirectory()
-        let input = dir.appendingPathComponent("in.nmea").path
-        #expect(mkfifo(input, 0o600) == 0)
-        let output = dir.appendingPathComponent("out.gpx").path
+        let (_, input, output) = try pipedConversion()
         // As `nohup` or a shell's background job starts it: SIGINT ignored.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
