@@ -125,6 +125,23 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    @Test func aCommandWaitingOnAHungAppFailsWhenTheDaemonStopsInVirtualTime() async throws {
+        // A grace longer than the test: `home` waits on the hung callback until the daemon stops.
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(120))
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "launch", "app": "com.offstage.tests.BlockingApp"])
+        let delivered = try await test.events(kind: .callback).count
+        let daemon = test.daemon
+        let home = Task { try await daemon.control(["command": "home"]) }
+        // applicationWillResignActive: (answered), then applicationDidEnterBackground: (never).
+        _ = try await test.awaitEvents(kind: .callback, count: delivered + 2)
+        await test.stop()
+        // Before, the failed wait counted as settled and `home` reported success.
+        let outcome = await home.result
+        #expect(throws: DaemonError(.invalidState, "the daemon is stopping")) { try outcome.get() }
+    }
+
     @Test func memoryPressureKillsTheLargestSuspendedApp() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

@@ -289,7 +289,8 @@ public final class Engine {
         let idle = whenIdle()
         guard clock.mode == .virtual, !board.isIdle else { return idle }
         let promise = eventLoop.makePromise(of: Void.self)
-        idle.whenComplete { _ in promise.succeed() }
+        // A failed wait (the daemon stopping) fails the settling too.
+        idle.cascade(to: promise)
         watchForHang(settling: promise)
         return promise.futureResult
     }
