@@ -81,6 +81,9 @@ let package = Package(
             name: "BlockingApp", dependencies: ["OffstageKit"], path: "samples/misbehaving/BlockingApp",
             exclude: ["Info.plist"]),
         .executableTarget(
+            name: "SlowResignApp", dependencies: ["OffstageKit"], path: "samples/misbehaving/SlowResignApp",
+            exclude: ["Info.plist"]),
+        .executableTarget(
             name: "EndlessTaskApp", dependencies: ["OffstageKit"],
             path: "samples/misbehaving/EndlessTaskApp", exclude: ["Info.plist"]),
         .executableTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
@@ -122,6 +123,33 @@ struct AppHostIntegrationTests {
         let errors = try #require(result["errors"]?.arrayValue)
         #expect(errors.first?["name"] == "watchdogTimeout")
         #expect(errors.first?["time"] == 5)
+        await test.stop()
+    }
+
+    @Test func aWaitAnsweredWithinItsGraceLeavesTheNextWaitAWholeGrace() async throws {
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(1))
+        defer { Task { await test.stop() } }
+        let slow = "com.offstage.tests.SlowResignApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/SlowResignApp"))])
+        try await test.ok(["command": "launch", "app": .string(slow)])
+        // When each event is logged, on the engine's loop.
+        let arrivals = Mutex<[(name: String, at: ContinuousClock.Instant)]>([])
+        try await test.daemon.engine.submit { engine in
+            _ = engine.log.subscribe { event in arrivals.withLock { $0.append((event.name, .now)) } }
+        }.get()
+        // applicationWillResignActive: is answered after 0.5 s, then
+        // applicationDidEnterBackground: hangs: `home` settles when that
+        // wait's own grace has run out.
+        try await test.ok(["command": "home"])
+        let expired = try await test.events(kind: .system).filter { $0.name == "hangGraceExpired" }
+        #expect(expired.map { $0.detail["callback"] } == ["applicationDidEnterBackground:"])
+        let logged = arrivals.withLock { $0 }
+        let delivered = try #require(logged.first { $0.name == "applicationDidEnterBackground:" })
+        let gaveUp = try #require(logged.first { $0.name == "hangGraceExpired" })
+        // Counted from the slow answer's start, the grace ran out 0.5 s after
+        // the hang began; from the hang's own start it cannot be before 1 s
+        // (less the moment between the wait's start and its callback's log entry).
+        #expect(gaveUp.at - delivered.at > .milliseconds(950))
         await test.stop()
     }
 
