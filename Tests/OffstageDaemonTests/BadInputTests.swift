@@ -165,6 +165,35 @@ struct BadInputTests {
         await test.stop()
     }
 
+    @Test func anAppsTimerPastTheVirtualClocksEndIsRefused() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let century = 36500.0 * 86400
+        for _ in 0..<2 { try await test.ok(["command": "clock", "action": "advance", "seconds": .number(century)]) }
+        // What StateLab's scheduleTimer requests would get, asked on the engine's loop.
+        func scheduleTimer(after seconds: Double) async throws -> Result<JSONValue, ProtocolError> {
+            try await test.daemon.engine.submit { engine in
+                Result { try engine.request(stateLab, method: "scheduleTimer", params: ["after": .number(seconds)]) }
+                    .mapError { ($0 as? ProtocolError) ?? ProtocolError("not a protocol error: \($0)") }
+            }.get()
+        }
+        func refusal(_ result: Result<JSONValue, ProtocolError>) -> String? {
+            if case .failure(let error) = result { return error.description }
+            return nil
+        }
+        let pastEnd = refusal(try await scheduleTimer(after: century - 1))
+        #expect(pastEnd?.contains("after the virtual clock's end") == true, "\(String(describing: pastEnd))")
+        for seconds in [1e300, -1] {
+            let outOfRange = refusal(try await scheduleTimer(after: seconds))
+            #expect(outOfRange?.contains("from 0 to 100 years") == true, "\(String(describing: outOfRange))")
+        }
+        let minute = try await scheduleTimer(after: 60).get()
+        #expect(minute["timer"]?.intValue != nil)
+        await test.stop()
+    }
+
     @Test func anAppThatClosesItsConnectionButRunsOnIsKilled() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
