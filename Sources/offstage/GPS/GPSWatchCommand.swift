@@ -20,7 +20,7 @@ struct GPSWatchCommand: AsyncParsableCommand {
     @Flag(help: "Print gpsd-style TPV JSON lines instead of text.")
     var json = false
 
-    @Flag(help: "Keep trying (once a second) while gpsd cannot be reached at the start.")
+    @Flag(help: "Keep trying (backing off from 100 ms to 5 s) while gpsd cannot be reached at the start.")
     var wait = false
 
     func validate() throws {
