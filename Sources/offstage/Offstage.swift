@@ -29,12 +29,15 @@ struct Offstage: AsyncParsableCommand {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // The first word after the commands named must be a command when it
-        // is the first word at all, or when `help` names commands
-        // (`offstage help gps feed`); elsewhere it is an argument.
+        // is the first word at all, when `help` names commands (`offstage
+        // help gps feed`), or when the last command named is a group of
+        // commands (`offstage gps fedd`); elsewhere it is an argument.
         let helping = arguments.first == "help"
         let named = helping ? Array(arguments.dropFirst()) : arguments
         let path = commandPath(named)
-        if let word = named.dropFirst(path.count).first, !word.hasPrefix("-"), word != "help", path.isEmpty || helping {
+        if let word = named.dropFirst(path.count).first, !word.hasPrefix("-"), word != "help",
+            path.isEmpty || helping || isGroup(path)
+        {
             let parent = (["offstage"] + path).joined(separator: " ")
             oneLineUsageError("unknown command '\(word)'" + (path.isEmpty ? "" : " in \(parent)"), help: parent + " --help")
         }
@@ -64,6 +67,17 @@ struct Offstage: AsyncParsableCommand {
             current = next
         }
         return path
+    }
+
+    /// Whether the command at `path` only groups commands (`gps`, `audio`):
+    /// it has subcommands and none runs by default.
+    private static func isGroup(_ path: [String]) -> Bool {
+        var current: ParsableCommand.Type = Offstage.self
+        for word in path {
+            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word }) else { return false }
+            current = next
+        }
+        return !current.configuration.subcommands.isEmpty && current.configuration.defaultSubcommand == nil
     }
 
     private static func oneLineUsageError(_ message: String, help: String) -> Never {

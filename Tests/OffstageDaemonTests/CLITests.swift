@@ -181,6 +181,13 @@ struct CLITests {
         result = try offstage(["help", "gps", "stream"])
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: unknown command 'stream' in offstage gps (see offstage gps --help)\n")
+        // A misspelt command in a group: `gps watc --help` showed the gps help.
+        result = try offstage(["gps", "watc", "--help"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown command 'watc' in offstage gps (see offstage gps --help)\n")
+        result = try offstage(["audio", "plya", "clip.wav"])
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown command 'plya' in offstage audio (see offstage audio --help)\n")
         result = try offstage(["help", "gps", "feed"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE: offstage gps feed"))
