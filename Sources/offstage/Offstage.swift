@@ -34,9 +34,9 @@ struct Offstage: AsyncParsableCommand {
         // commands (`offstage gps fedd`); elsewhere it is an argument.
         let helping = arguments.first == "help"
         let named = helping ? Array(arguments.dropFirst()) : arguments
-        let path = commandPath(named)
+        let (path, command) = commandPath(named)
         if let word = named.dropFirst(path.count).first, !word.hasPrefix("-"), word != "help",
-            path.isEmpty || helping || isGroup(path)
+            path.isEmpty || helping || isGroup(command)
         {
             let parent = (["offstage"] + path).joined(separator: " ")
             oneLineUsageError("unknown command '\(word)'" + (path.isEmpty ? "" : " in \(parent)"), help: parent + " --help")
@@ -53,12 +53,13 @@ struct Offstage: AsyncParsableCommand {
             // --help and the like, and the exit codes commands throw after printing their own error.
             guard code.rawValue == 64, !(error is ExitCode) else { exit(withError: error) }
             let message = self.message(for: error).split(separator: "\n").joined(separator: "; ")
-            oneLineUsageError(message, help: (["offstage"] + commandPath(arguments) + ["--help"]).joined(separator: " "))
+            oneLineUsageError(message, help: (["offstage"] + commandPath(arguments).path + ["--help"]).joined(separator: " "))
         }
     }
 
-    /// The subcommand names at the start of `arguments` (`gps feed` in `gps feed x.nmea --speed 2`).
-    private static func commandPath(_ arguments: [String]) -> [String] {
+    /// The subcommand names at the start of `arguments` (`gps feed` in `gps
+    /// feed x.nmea --speed 2`) and the command they name.
+    private static func commandPath(_ arguments: [String]) -> (path: [String], command: ParsableCommand.Type) {
         var path: [String] = []
         var current: ParsableCommand.Type = Offstage.self
         for word in arguments {
@@ -66,18 +67,13 @@ struct Offstage: AsyncParsableCommand {
             path.append(word)
             current = next
         }
-        return path
+        return (path, current)
     }
 
-    /// Whether the command at `path` only groups commands (`gps`, `audio`):
-    /// it has subcommands and none runs by default.
-    private static func isGroup(_ path: [String]) -> Bool {
-        var current: ParsableCommand.Type = Offstage.self
-        for word in path {
-            guard let next = current.configuration.subcommands.first(where: { $0._commandName == word }) else { return false }
-            current = next
-        }
-        return !current.configuration.subcommands.isEmpty && current.configuration.defaultSubcommand == nil
+    /// Whether `command` only groups commands (`gps`, `audio`): it has
+    /// subcommands and none runs by default.
+    private static func isGroup(_ command: ParsableCommand.Type) -> Bool {
+        !command.configuration.subcommands.isEmpty && command.configuration.defaultSubcommand == nil
     }
 
     private static func oneLineUsageError(_ message: String, help: String) -> Never {
