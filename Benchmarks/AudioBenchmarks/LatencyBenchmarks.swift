@@ -116,6 +116,9 @@ enum InterruptionBenchmark {
         print("  phone stream play → a task receives began (context)    p50 \(milliseconds(endToEnd.p50))   p99 \(milliseconds(endToEnd.p99))")
         if missed > 0 { print("  calls with no interruption within 2 s: \(missed) of \(iterations + 5)") }
         if stuck > 0 { print("  calls whose interruption never ended (no uncork from the server in 5 s): \(stuck) of \(iterations + 5)") }
-        print("  goal: p99 under 1 ms: \(consumer.p99 < .milliseconds(1) ? "met" : "NOT MET") (up to the receiving task)")
+        // The figure ends at the engine's event; a task's receipt adds
+        // a hop through Swift concurrency, shown for the daemon that will consume it.
+        func verdict(_ samples: Samples) -> String { samples.p99 < .milliseconds(1) ? "met" : "NOT MET" }
+        print("  goal: p99 under 1 ms to the engine's began event: \(verdict(engine)); up to a receiving task: \(verdict(consumer))")
     }
 }
