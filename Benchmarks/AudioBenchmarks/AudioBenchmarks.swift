@@ -39,6 +39,9 @@ struct AudioBenchmarks: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The engine's server-side queue (default: PulseAudioOptions' 2 s).", valueName: "seconds"))
     var buffering: Double?
 
+    @Option(help: ArgumentHelp("The sink latency the engine's streams ask for (default: PulseAudioOptions' 50 ms).", valueName: "milliseconds"))
+    var latency: Int?
+
     @Option(help: ArgumentHelp("Use this running server instead of starting a private one.", valueName: "address"))
     var server: String?
 
@@ -51,6 +54,9 @@ struct AudioBenchmarks: AsyncParsableCommand {
     func validate() throws {
         if let seconds, seconds <= 0 { throw ValidationError("--seconds must be a positive number of seconds") }
         if let iterations, iterations <= 0 { throw ValidationError("--iterations must be positive") }
+        if let latency, !(latency > 0 && latency <= 10_000) {
+            throw ValidationError("--latency must be a number of milliseconds above 0 and at most 10000")
+        }
         if let buffering, !(buffering > 0 && buffering <= 60) {
             throw ValidationError("--buffering must be a number of seconds above 0 and at most 60")
         }
@@ -74,7 +80,7 @@ struct AudioBenchmarks: AsyncParsableCommand {
         print("server: \(bench.serverAddress)")
         if only == nil || only == .cpu {
             try await CPUBenchmark.run(
-                server: bench, seconds: seconds, buffering: buffering, offstage: offstage,
+                server: bench, seconds: seconds, latency: latency.map { .milliseconds($0) }, buffering: buffering, offstage: offstage,
                 engineOnly: engineOnly, verbose: verbose)
             print("")
             fflush(nil)

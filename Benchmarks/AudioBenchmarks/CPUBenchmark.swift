@@ -21,7 +21,7 @@ enum CPUBenchmark {
     ///   - verbose: prints the engine's CPU time and sleeps per thread, and
     ///     what this process uses, connected and playing nothing, for as
     ///     long as a file plays.
-    static func run(server: BenchServer, seconds: Int, buffering: Duration?, offstage: String, engineOnly: Bool, verbose: Bool) async throws {
+    static func run(server: BenchServer, seconds: Int, latency: Duration?, buffering: Duration?, offstage: String, engineOnly: Bool, verbose: Bool) async throws {
         let directory = server.directory.appendingPathComponent("bench")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let wav = directory.appendingPathComponent("music-\(seconds)s.wav").path
@@ -38,7 +38,7 @@ enum CPUBenchmark {
             let kind = file.hasSuffix(".wav") ? "WAV" : "Ogg"
             let paplay = engineOnly ? nil : try child("/usr/bin/paplay", [file], environment: environment)
             let paplayLow = engineOnly ? nil : try child("/usr/bin/paplay", ["--latency-msec=50", file], environment: environment)
-            let engine = try await inProcess(file: file, server: server.serverAddress, buffering: buffering)
+            let engine = try await inProcess(file: file, server: server.serverAddress, latency: latency, buffering: buffering)
             let command = engineOnly ? nil : try child(offstage, ["audio", "play", file], environment: environment)
             func row(_ name: String, _ r: (cpu: Duration, wall: Duration)?, ratio: Bool) {
                 guard let r else { return }
@@ -52,7 +52,8 @@ enum CPUBenchmark {
             row("paplay (default latency: 2 s buffers)", paplay, ratio: false)
             row("paplay --latency-msec=50 (baseline)", paplayLow, ratio: false)
             let queue = String(format: "%g", (buffering ?? PulseAudioOptions().buffering).seconds)
-            row("engine in this process (50 ms, \(queue) s queue)", engine.total, ratio: true)
+            let sinkLatency = Int(((latency ?? PulseAudioOptions().latency).seconds * 1000).rounded())
+            row("engine in this process (\(sinkLatency) ms, \(queue) s queue)", engine.total, ratio: true)
             if verbose {
                 for thread in engine.threads {
                     print("           thread \(thread.name.padding(toLength: 36, withPad: " ", startingAt: 0)) \(milliseconds(thread.cpu).leftPadded(9))  \(thread.sleeps) sleeps, \(thread.preempted) preempted")
@@ -85,11 +86,12 @@ enum CPUBenchmark {
     /// Plays `file` through a backend in this process; CPU from
     /// getrusage(RUSAGE_SELF), and per thread until the end (while the
     /// backend's threads still exist).
-    static func inProcess(file: String, server: String, buffering: Duration?) async throws -> (total: (cpu: Duration, wall: Duration), threads: [ThreadUsage.Thread]) {
+    static func inProcess(file: String, server: String, latency: Duration?, buffering: Duration?) async throws -> (total: (cpu: Duration, wall: Duration), threads: [ThreadUsage.Thread]) {
         let threadsBefore = ThreadUsage.now()
         let before = usage(RUSAGE_SELF)
         let start = ContinuousClock.now
         var options = PulseAudioOptions(server: server)
+        if let latency { options.latency = latency }
         if let buffering { options.buffering = buffering }
         let backend = try PulseAudioBackend(options: options)
         let id = try backend.makePlayer(AudioPlayerRequest(path: file, appName: "bench"))
