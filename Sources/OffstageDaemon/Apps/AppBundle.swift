@@ -75,6 +75,12 @@ public struct AppBundle: Sendable, Equatable {
             throw DaemonError(
                 .badPlist, "\(plistPath): CFBundleIdentifier \"\(bundleID)\" may hold only letters, digits, '.', '-' and '_'")
         }
+        // The id names the app's container and log: "." or ".." would be a directory above them.
+        guard !bundleID.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            throw DaemonError(
+                .badPlist,
+                "\(plistPath): CFBundleIdentifier \"\(bundleID)\" has an empty part (it starts or ends with '.' or has '..')")
+        }
         var modes: Set<BackgroundMode> = []
         if let raw = info["UIBackgroundModes"] {
             guard let list = raw as? [Any] else {

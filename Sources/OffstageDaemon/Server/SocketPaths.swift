@@ -37,7 +37,8 @@ public enum DefaultPaths {
 }
 
 enum SocketPreparation {
-    /// Creates the socket's directory (0700) and removes a stale socket file.
+    /// Creates the socket's directory (0700) and removes a stale socket file
+    /// (never a file of another kind).
     /// - Throws: ``DaemonError`` when a daemon already listens there or the path is unusable.
     static func prepare(_ path: String) throws {
         guard path.utf8.count < 108 else {
@@ -51,7 +52,12 @@ enum SocketPreparation {
             try makeDirectory(directory, for: "socket directory", permissions: 0o700)
             chmod(directory, 0o700)
         }
-        if FileManager.default.fileExists(atPath: path) {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            // Only a socket is taken over: anything else there is someone's file.
+            guard info.st_mode & S_IFMT == S_IFSOCK else {
+                throw DaemonError(.badRequest, "\(path) exists and is not a socket; choose another --socket path")
+            }
             if (try? LineSocket(connectingTo: path)) != nil {
                 throw DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
             }
