@@ -129,6 +129,15 @@ extension Engine {
             try store.remove(id)
             bundles[id] = nil
             record(LogEntry(kind: .system, app: id, name: "uninstalled"))
+            // As deleting an app on iOS: its data goes with it (its log stays, for the record).
+            let container = host.containerPath(for: id)
+            do {
+                if FileManager.default.fileExists(atPath: container) { try FileManager.default.removeItem(atPath: container) }
+            } catch {
+                record(LogEntry(
+                    kind: .error, app: id, name: "containerNotRemoved",
+                    detail: ["path": .string(container), "message": .string("\(error.localizedDescription)")]))
+            }
             return succeed(["bundleID": .string(id)])
         case "apps":
             return succeed(.array(board.installedApps.map { appJSON($0.bundleID) }))
