@@ -51,13 +51,17 @@ struct EventsCommand: ParsableCommand {
         let socket = try client.connect()
         try socket.send(.object(request))
         guard let reply = try socket.receive() else { fail("the daemon closed the connection without replying") }
-        for event in try client.result(of: reply).arrayValue ?? [] { show(event) }
+        let events = try client.result(of: reply).arrayValue ?? []
+        // Apps are named by the last part of their id, in full where two share it.
+        let installed = (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
+        var naming = Naming(bundleIDs: Set(installed).union(events.compactMap { $0["app"]?.stringValue }))
+        for event in events { show(event, &naming) }
         guard follow else { return }
         var stoppedCleanly = false
         do {
             while let line = try socket.receive() {
                 if let event = line["event"] {
-                    show(event)
+                    show(event, &naming)
                     stoppedCleanly = event["name"]?.stringValue == "daemonStopped"
                 }
             }
@@ -68,11 +72,26 @@ struct EventsCommand: ParsableCommand {
         if !stoppedCleanly { fail("the daemon closed the connection (it died or was killed)") }
     }
 
-    func show(_ json: JSONValue) {
+    /// The ids seen so far and how to name them; a new id that shares its
+    /// last part with a known one names both in full from then on.
+    struct Naming {
+        var bundleIDs: Set<String>
+        var naming: AppNaming
+        init(bundleIDs: Set<String>) {
+            self.bundleIDs = bundleIDs
+            naming = AppNaming(bundleIDs: bundleIDs)
+        }
+        mutating func name(_ event: Event) -> String {
+            if let app = event.app, bundleIDs.insert(app).inserted { naming = AppNaming(bundleIDs: bundleIDs) }
+            return event.humanLine(naming: naming)
+        }
+    }
+
+    func show(_ json: JSONValue, _ naming: inout Naming) {
         if self.json {
             printJSON(json)
         } else if let event = try? Event(json: json) {
-            printLine(event.humanLine)
+            printLine(naming.name(event))
         }
     }
 }

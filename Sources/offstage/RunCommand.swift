@@ -21,6 +21,17 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the timeline to this golden file.", valueName: "golden")) var record: String?
     @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
 
+    func validate() throws {
+        if let record, let check, Self.samePath(record, check) {
+            throw ValidationError("--record and --check name the same file (\(check)): recording first would make the check pass")
+        }
+    }
+
+    static func samePath(_ a: String, _ b: String) -> Bool {
+        func resolved(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        return resolved(a) == resolved(b)
+    }
+
     func run() async throws {
         let loaded: Scenario
         do {
@@ -68,10 +79,11 @@ struct RunCommand: AsyncParsableCommand {
             default: throw error
             }
         }
+        let naming = AppNaming(bundleIDs: outcome.timeline.compactMap(\.app))
         if !quiet {
-            for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine) }
+            for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine(naming: naming)) }
         }
-        let golden = outcome.timeline.map(\.humanLine).joined(separator: "\n") + "\n"
+        let golden = outcome.timeline.map { $0.humanLine(naming: naming) }.joined(separator: "\n") + "\n"
         var failed = !outcome.failures.isEmpty
         for failure in outcome.failures { FileHandle.standardError.write(Data("FAIL \(failure)\n".utf8)) }
         if let record {

@@ -63,9 +63,12 @@ public struct Event: Equatable, Sendable {
     /// The event as a console line, in the spirit of the seeds' State Lab logs:
     /// `    10      StateLab  applicationDidEnterBackground:` (and
     /// `    26.84   …` for a time with a fraction).
-    public var humanLine: String {
+    public var humanLine: String { humanLine(naming: .lastParts) }
+
+    /// The console line, naming apps as `naming` does.
+    public func humanLine(naming: AppNaming) -> String {
         let padded = alignedSeconds(time, wholeWidth: 6)
-        let who = app.map { $0.split(separator: ".").last.map(String.init) ?? $0 } ?? "system"
+        let who = app.map(naming.name(of:)) ?? "system"
         let detailText: String
         if case .object(let members) = detail, members.isEmpty {
             detailText = ""
@@ -78,5 +81,33 @@ public struct Event: Equatable, Sendable {
         case .system: return "\(padded)  \(who)  [\(name)]\(detailText)"
         case .error: return "\(padded)  \(who)  ERROR \(name)\(detailText)"
         }
+    }
+}
+
+/// How the console format names an app: by the last part of its bundle id
+/// (`StateLab`), as the seeds' logs do, but in full where two of the apps
+/// it knows share that last part, so that their lines (and golden files)
+/// cannot be mistaken for each other's.
+public struct AppNaming: Sendable {
+    private var shared: Set<String> = []
+
+    /// Last parts only, whatever the ids.
+    public static let lastParts = AppNaming(bundleIDs: [])
+
+    public init(bundleIDs: some Sequence<String>) {
+        var owner: [String: String] = [:]
+        for id in bundleIDs {
+            let short = Self.lastPart(of: id)
+            if let other = owner[short], other != id { shared.insert(short) } else { owner[short] = id }
+        }
+    }
+
+    public func name(of bundleID: String) -> String {
+        let short = Self.lastPart(of: bundleID)
+        return shared.contains(short) ? bundleID : short
+    }
+
+    static func lastPart(of bundleID: String) -> String {
+        bundleID.split(separator: ".").last.map(String.init) ?? bundleID
     }
 }
