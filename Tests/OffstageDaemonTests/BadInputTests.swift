@@ -60,6 +60,14 @@ struct BadInputTests {
         message = try await test.refused(["command": "install", "path": .string(missingAbsolute)])
         #expect(message == missingAbsolute + "/Info.plist: executable /nonexistent/App not found")
 
+        // Ids that would name a directory above the containers (or all of them).
+        for id in ["..", ".", "a..b", ".a", "a."] {
+            let dotted = try writeApp(
+                dir, plist: plist("<key>CFBundleIdentifier</key><string>\(id)</string><key>CFBundleExecutable</key><string>StateLab</string>"))
+            message = try await test.refused(["command": "install", "path": .string(dotted)])
+            #expect(message.hasSuffix("CFBundleIdentifier \"\(id)\" has an empty part (it starts or ends with '.' or has '..')"), "\(message)")
+        }
+
         let notExecutable = try writeApp(
             dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>Info.plist</string>"))
         message = try await test.refused(["command": "install", "path": .string(notExecutable)])
@@ -96,6 +104,27 @@ struct BadInputTests {
         try await test.ok(["command": "launch", "app": .string(stateLab)])
         let message = try await test.refused(["command": "install", "path": .string(Paths.sample("StateLab"))])
         #expect(message.contains("is running; kill it"))
+        await test.stop()
+    }
+
+    @Test func uninstallIsRefusedWhileRunningAndThenTakesTheAppsDataWithIt() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        let app = try #require(try await test.ok(["command": "apps"]).arrayValue?.first)
+        let container = try #require(app["container"]?.stringValue)
+        let log = try #require(app["log"]?.stringValue)
+        // StateLab saves its index in its container's defaults when it goes to the background.
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        try await test.ok(["command": "home"])
+        #expect(FileManager.default.fileExists(atPath: container + "/Library/Preferences/defaults.json"))
+        let message = try await test.refused(["command": "uninstall", "app": .string(stateLab)])
+        #expect(message == "\(stateLab) is running; kill it before removing it")
+        try await test.ok(["command": "switcher", "action": "kill", "app": .string(stateLab)])
+        try await test.ok(["command": "uninstall", "app": .string(stateLab)])
+        #expect(!FileManager.default.fileExists(atPath: container))
+        #expect(FileManager.default.fileExists(atPath: log))
+        #expect(try await test.ok(["command": "apps"]) == [])
         await test.stop()
     }
 
@@ -240,6 +269,15 @@ struct BadInputTests {
         await test.stop()
         let next = try await RunningDaemon.start(configuration)
         await next.stop()
+    }
+
+    @Test func aFileThatIsNotASocketIsNotTakenOver() async throws {
+        let directory = try temporaryDirectory()
+        let path = directory + "/control.sock"
+        try "someone's notes\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let error = await #expect(throws: DaemonError.self) { _ = try await TestDaemon.start(directory: directory) }
+        #expect(error?.message == "\(path) exists and is not a socket; choose another --socket path")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "someone's notes\n")
     }
 
     @Test func anExistingSocketDirectoryKeepsItsPermissions() async throws {

@@ -262,6 +262,47 @@ struct CLITests {
         #expect(result.stderr.contains("the lines differ only in spacing: re-record"), "\(result.stderr)")
     }
 
+    @Test func recordingOverTheFileBeingCheckedIsRefused() throws {
+        let directory = try temporaryDirectory()
+        let scenario = Paths.sample("scenarios/statelab-launch.yaml")
+        try "not a timeline\n".write(toFile: directory + "/golden.txt", atomically: true, encoding: .utf8)
+        let result = try offstage(["run", scenario, "--quiet", "--record", directory + "/golden.txt", "--check", directory + "/./golden.txt"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--record and --check name the same file"), "\(result.stderr)")
+        #expect(try String(contentsOfFile: directory + "/golden.txt", encoding: .utf8) == "not a timeline\n")
+    }
+
+    @Test func twoAppsSharingALastPartAreToldApartInTheTimeline() throws {
+        let directory = try temporaryDirectory()
+        // A second app named StateLab under another id (the same executable).
+        try FileManager.default.createDirectory(atPath: directory + "/Other", withIntermediateDirectories: true)
+        try String(contentsOfFile: Paths.sample("StateLab/Info.plist"), encoding: .utf8)
+            .replacingOccurrences(of: "com.offstage.samples.StateLab", with: "org.other.StateLab")
+            .write(toFile: directory + "/Other/Info.plist", atomically: true, encoding: .utf8)
+        func scenario(_ name: String, first: String, second: String) throws -> String {
+            let path = directory + "/\(name).yaml"
+            try """
+                apps: [\(Paths.sample("StateLab")), Other]
+                steps:
+                  - at: 0s
+                    do: launch \(first)
+                  - at: 5s
+                    do: launch \(second)
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let golden = directory + "/golden.txt"
+        let ours = try scenario("ours-first", first: "com.offstage.samples.StateLab", second: "org.other.StateLab")
+        let theirs = try scenario("theirs-first", first: "org.other.StateLab", second: "com.offstage.samples.StateLab")
+        #expect(try offstage(["run", ours, "--quiet", "--record", golden]).status == 0)
+        let text = try String(contentsOfFile: golden, encoding: .utf8)
+        #expect(text.contains("  com.offstage.samples.StateLab  application:didFinishLaunchingWithOptions:"), "\(text)")
+        #expect(text.contains("  org.other.StateLab  -> active"), "\(text)")
+        let swapped = try offstage(["run", theirs, "--quiet", "--check", golden])
+        #expect(swapped.status == 1)
+        #expect(swapped.stderr.contains("timeline differs"))
+    }
+
     @Test func aScenarioThatDoesNotParseIsOneLine() throws {
         let file = try temporaryDirectory() + "/broken.yaml"
         try "apps: [x]\nsteps:\n  - at: later\n    do: home\n".write(toFile: file, atomically: true, encoding: .utf8)

@@ -13,6 +13,16 @@ import OffstageCore
         }
     }
 
+    @Test func appsSharingALastPartAreNamedInFull() {
+        let naming = AppNaming(bundleIDs: ["com.offstage.samples.StateLab", "org.other.StateLab", "com.example.Maps"])
+        #expect(naming.name(of: "com.offstage.samples.StateLab") == "com.offstage.samples.StateLab")
+        #expect(naming.name(of: "org.other.StateLab") == "org.other.StateLab")
+        #expect(naming.name(of: "com.example.Maps") == "Maps")
+        let event = Event(seq: 1, time: 2, app: "org.other.StateLab", kind: .state, name: "active", detail: .emptyObject)
+        #expect(event.humanLine(naming: naming) == "     2      org.other.StateLab  -> active")
+        #expect(event.humanLine == "     2      StateLab  -> active")
+    }
+
     @Test func eventsAfterASeqAreFoundWithoutAScan() {
         let log = EventLog(path: nil)
         for i in 0..<10 { log.append(LogEntry(kind: .system, app: i % 2 == 0 ? "a" : "b", name: "e\(i)"), time: 0) }
