@@ -67,6 +67,15 @@ extension Springboard {
                 record.activeModes.isEmpty
             else { return }
             if let end = record.wakeWindowEnd, end > now { return }
+            // An app that opts out of background execution ends where it
+            // would be suspended (after a background launch or a wake too).
+            if record.descriptor.exitsOnSuspend {
+                doNext([
+                    .callback(app: app, name: CallbackName.willTerminate.rawValue, state: nil, detail: .emptyObject),
+                    .kill(app: app, reason: "UIApplicationExitsOnSuspend"),
+                ])
+                return
+            }
             setState(app, .suspended)
             perform(.freeze(app: app))
 

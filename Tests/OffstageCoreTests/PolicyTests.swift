@@ -170,6 +170,18 @@ struct PolicyTests {
         #expect(device.state(lab) == .suspended)
     }
 
+    @Test func anAppThatExitsOnSuspendEndsWhereItWouldBeSuspendedAfterABackgroundLaunch() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab, exitsOnSuspend: true)])
+        try device.submit(.launchInBackground(lab, options: [LaunchOptionKey.location: true]))
+        #expect(device.state(lab) == .background)
+        device.advance(by: 10)
+        #expect(device.names(lab) == [CB.willFinish, CB.didFinish, CB.willTerminate])
+        #expect(device.state(lab) == .notRunning)
+        #expect(device.killed == [lab])
+        #expect(device.frozen.isEmpty)
+        #expect(!device.log.contains { $0.kind == .state && $0.name == "suspended" })
+    }
+
     @Test func timerDueWhileSuspendedIsDeliveredOnResume() throws {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
         try device.submit(.launch(lab))
