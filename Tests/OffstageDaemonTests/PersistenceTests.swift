@@ -30,6 +30,7 @@ struct PersistenceTests {
         #expect(started.name == "daemonStarted")
         // The first daemon's last words: StateLab stopped with it, then daemonStopped.
         #expect(events[lastSeq].app == stateLab && events[lastSeq].name == "notRunning")
+        #expect(events[lastSeq].detail == ["from": "active", "reason": "daemonStopped"])
         #expect(events[lastSeq + 1].name == "daemonStopped")
         let file = try String(contentsOfFile: first.directory + "/data/events.jsonl", encoding: .utf8)
         let lines = file.split(separator: "\n").map { try? Event(json: JSONValue(parsing: String($0))) }
@@ -42,12 +43,14 @@ struct PersistenceTests {
     @Test func anOrphanLeftByADeadDaemonIsKilledAtStart() async throws {
         let directory = try temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        let exited = DispatchSemaphore(value: 0)
         do {
             let store = try AppStore(path: directory + "/data/offstage.sqlite")
             // A live process recorded as an app: the next daemon on this data must kill it.
             let host = AppProcessHost(dataDirectory: directory + "/data")
             let pid = try host.spawn(
-                executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:], onExit: { _ in })
+                executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:],
+                onExit: { _ in exited.signal() })
             try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
         }
         let test = try await TestDaemon.start(directory: directory)
@@ -56,6 +59,9 @@ struct PersistenceTests {
         // After the new daemon's start: the orphan killed, and its app no longer running.
         #expect(events.suffix(3).map(\.name) == ["daemonStarted", "orphanKilled", "notRunning"])
         #expect(events.last?.app == "orphan" && events.last?.kind == .state)
+        #expect(events.last?.detail == ["reason": "daemonDied"])
+        // Killed for real: the sleep (60 s) exits now.
+        #expect(exited.wait(timeout: .now() + 5) == .success)
         await test.stop()
     }
 }

@@ -107,7 +107,8 @@ public final class Engine {
                 host.terminate(pid)
                 record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
             }
-            record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue))
+            // The dead daemon's last state of the app is not kept: only why it ended.
+            record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue, detail: ["reason": "daemonDied"]))
             try? store.forgetProcess(bundleID)
         }
     }
@@ -384,7 +385,10 @@ public final class Engine {
         for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
             host.terminate(process.pid)
             try? store.forgetProcess(app)
-            record(LogEntry(kind: .state, app: app, name: AppState.notRunning.rawValue))
+            let from = board.state(of: app) ?? .notRunning
+            record(LogEntry(
+                kind: .state, app: app, name: AppState.notRunning.rawValue,
+                detail: ["from": .string(from.rawValue), "reason": "daemonStopped"]))
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
         log.flush()
