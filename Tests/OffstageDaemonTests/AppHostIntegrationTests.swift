@@ -11,7 +11,7 @@ import OffstageCore
 /// The daemon with real app processes on the real clock.
 @Suite("Daemon with real processes", .serialized)
 struct AppHostIntegrationTests {
-    @Test func launchHomeAndReturnFreezeAndThawTheRealProcess() async throws {
+    @Test func launchHomeAndReturnKeepTheSameProcessRunningThroughItsTask() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
         try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
@@ -171,20 +171,36 @@ struct AppHostIntegrationTests {
         #expect(throws: DaemonError(.invalidState, "the daemon is stopping")) { try outcome.get() }
     }
 
-    @Test func memoryPressureKillsTheLargestSuspendedApp() async throws {
+    /// Largest first is the core's rule (PolicyTests); here: only suspended
+    /// apps die, and what is freed is their resident memory read from /proc.
+    @Test func memoryPressureKillsOnlySuspendedAppsAndFreesTheirResidentMemory() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }
+        let endless = "com.offstage.tests.EndlessTaskApp"
         try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
         try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/EndlessTaskApp"))])
         try await test.ok(["command": "launch", "app": .string(stateLab)])
+        try await test.ok(["command": "launch", "app": .string(endless)])
         try await test.ok(["command": "home"])
+        // StateLab's 25 s task ends and it is suspended; EndlessTaskApp's task keeps it running.
         try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
-        try await test.ok(["command": "memory", "action": "pressure", "bytes": 1])
-        let status = try await test.ok(["command": "status"])
-        #expect(status["apps"]?.arrayValue?.first { $0["bundleID"] == .string(stateLab) }?["state"] == "notRunning")
+        func state(_ status: JSONValue, _ id: String) -> JSONValue? {
+            status["apps"]?.arrayValue?.first { $0["bundleID"] == .string(id) }?["state"]
+        }
+        var status = try await test.ok(["command": "status"])
+        #expect(state(status, stateLab) == "suspended" && state(status, endless) == "background")
+        let pid = try #require(try await test.pid(stateLab))
+        #expect(try await awaitProcessState(pid, "T") == "T")
+        // Frozen, its resident memory stands still: the daemon must read the same.
+        let statm = try String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8).split(separator: " ")
+        let resident = try #require(Int(statm[1])) * Int(sysconf(Int32(_SC_PAGESIZE)))
+        try await test.ok(["command": "memory", "action": "pressure"])
+        status = try await test.ok(["command": "status"])
+        #expect(state(status, stateLab) == "notRunning" && state(status, endless) == "background")
         let pressure = try #require(try await test.events(kind: .system).last { $0.name == "memoryPressure" })
         #expect(pressure.detail["killed"] == [.string(stateLab)])
-        #expect((pressure.detail["freed"]?.intValue ?? 0) > 1_000_000)
+        #expect(pressure.detail["freed"]?.intValue == resident)
+        #expect(resident > 1_000_000)
         await test.stop()
     }
 }

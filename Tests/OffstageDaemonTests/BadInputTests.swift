@@ -244,9 +244,14 @@ struct BadInputTests {
     @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        await #expect(throws: DaemonError.self) {
-            _ = try await TestDaemon.start(directory: test.directory)
-        }
+        // Other data (so the data lock does not answer first), the same sockets.
+        let configuration = DaemonConfiguration(
+            dataDirectory: try temporaryDirectory() + "/data", controlSocket: test.directory + "/control.sock",
+            appSocket: test.directory + "/apps.sock", clock: .real, executableSearchPaths: [Paths.products])
+        let error = await #expect(throws: DaemonError.self) { _ = try await RunningDaemon.start(configuration) }
+        #expect(error?.message == "a daemon is already running on \(test.directory)/control.sock")
+        // The first one's socket is still there and listening.
+        #expect((try? LineSocket(connectingTo: test.directory + "/control.sock")) != nil)
         await test.stop()
     }
 
