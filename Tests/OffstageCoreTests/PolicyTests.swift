@@ -241,11 +241,19 @@ struct PolicyTests {
                 late = try! device.board.beginBackgroundTask(app, at: device.time).task
             }
         }
+        var warnedAt: [Double] = []
+        let onCallback = device.onCallback
+        device.onCallback = { device, app, message in
+            if message.name == CB.expiration { warnedAt.append(device.time.seconds) }
+            onCallback?(&device, app, message)
+        }
         try device.submit(.launch(lab))
         try device.submit(.home)
         device.advance(by: 176)
         let expirations = device.callbacks.filter { $0.name == CB.expiration }.map { $0.detail["task"] }
         #expect(expirations == [1, 2])
+        // Both at the warning's time (5 s before the 180 s budget), the late one not a moment after.
+        #expect(warnedAt == [175, 175])
     }
 
     @Test func aSecondWakeExtendsTheWindow() throws {

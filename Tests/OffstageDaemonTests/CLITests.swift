@@ -229,8 +229,9 @@ struct CLITests {
 
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"] + nowhere())
-        #expect(result.status != 0)
-        #expect(result.stderr.contains("--free must be a size"))
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("offstage: error: --free must be a size"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
     }
 
     @Test func runRecordsAndChecksAGoldenTimeline() throws {

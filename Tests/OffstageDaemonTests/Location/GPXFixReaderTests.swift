@@ -139,6 +139,7 @@ import Testing
         #expect(try LocationFixtureConverter.convert(input: nmeaPath, output: jsonPath).fixes == 100)
         #expect(try LocationFixtureConverter.convert(input: jsonPath, output: back).fixes == 100)
         let (fixes, _) = try readAll(back)
+        #expect(fixes.count == track.count)
         for (a, b) in zip(track, fixes) {
             #expect(abs(a.latitude - b.latitude) < 1e-8 && abs(a.longitude - b.longitude) < 1e-8)
             #expect(a.time == b.time && a.altitude == b.altitude)
