@@ -54,7 +54,7 @@ struct EventsCommand: ParsableCommand {
         let events = try client.result(of: reply).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.
         let installed = (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
-        var naming = Naming(bundleIDs: Set(installed).union(events.compactMap { $0["app"]?.stringValue }))
+        var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }
         var stoppedCleanly = false
@@ -72,26 +72,12 @@ struct EventsCommand: ParsableCommand {
         if !stoppedCleanly { fail("the daemon closed the connection (it died or was killed)") }
     }
 
-    /// The ids seen so far and how to name them; a new id that shares its
-    /// last part with a known one names both in full from then on.
-    struct Naming {
-        var bundleIDs: Set<String>
-        var naming: AppNaming
-        init(bundleIDs: Set<String>) {
-            self.bundleIDs = bundleIDs
-            naming = AppNaming(bundleIDs: bundleIDs)
-        }
-        mutating func name(_ event: Event) -> String {
-            if let app = event.app, bundleIDs.insert(app).inserted { naming = AppNaming(bundleIDs: bundleIDs) }
-            return event.humanLine(naming: naming)
-        }
-    }
-
-    func show(_ json: JSONValue, _ naming: inout Naming) {
+    func show(_ json: JSONValue, _ naming: inout AppNaming) {
         if self.json {
             printJSON(json)
         } else if let event = try? Event(json: json) {
-            printLine(naming.name(event))
+            if let app = event.app { naming.insert(app) }
+            printLine(event.humanLine(naming: naming))
         }
     }
 }

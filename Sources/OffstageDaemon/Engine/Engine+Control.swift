@@ -136,7 +136,7 @@ extension Engine {
             } catch {
                 record(LogEntry(
                     kind: .error, app: id, name: "containerNotRemoved",
-                    detail: ["path": .string(container), "message": .string("\(error.localizedDescription)")]))
+                    detail: ["path": .string(container), "message": .string(error.localizedDescription)]))
             }
             return succeed(["bundleID": .string(id)])
         case "apps":

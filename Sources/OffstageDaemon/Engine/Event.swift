@@ -89,17 +89,22 @@ public struct Event: Equatable, Sendable {
 /// it knows share that last part, so that their lines (and golden files)
 /// cannot be mistaken for each other's.
 public struct AppNaming: Sendable {
+    /// The first id seen with each last part.
+    private var owner: [String: String] = [:]
     private var shared: Set<String> = []
 
     /// Last parts only, whatever the ids.
     public static let lastParts = AppNaming(bundleIDs: [])
 
     public init(bundleIDs: some Sequence<String>) {
-        var owner: [String: String] = [:]
-        for id in bundleIDs {
-            let short = Self.lastPart(of: id)
-            if let other = owner[short], other != id { shared.insert(short) } else { owner[short] = id }
-        }
+        for id in bundleIDs { insert(id) }
+    }
+
+    /// Makes an id known (`events --follow` learns them as they come): if it
+    /// shares its last part with another, both are named in full from now on.
+    public mutating func insert(_ bundleID: String) {
+        let short = Self.lastPart(of: bundleID)
+        if let other = owner[short], other != bundleID { shared.insert(short) } else { owner[short] = bundleID }
     }
 
     public func name(of bundleID: String) -> String {
