@@ -39,6 +39,18 @@ public struct LocationFix: Sendable, Hashable, Codable {
     /// Estimated horizontal error in metres, if known.
     public var horizontalAccuracy: Double?
 
+    /// What is impossible about the fix's optional values, if anything: a
+    /// value that is not a number or no receiver could report (written to
+    /// NMEA it would trap or mislead gpsd).
+    public var implausibility: String? {
+        func check(_ name: String, _ value: Double?, _ range: ClosedRange<Double>) -> String? {
+            guard let value, !(value.isFinite && range.contains(value)) else { return nil }
+            return "\(name) out of range (\(value); \(range.lowerBound) to \(range.upperBound))"
+        }
+        return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, 0...100_000)
+            ?? check("course", course, 0...360) ?? check("horizontal accuracy", horizontalAccuracy, 0...10_000_000)
+    }
+
     /// Creates a fix.
     public init(
         latitude: Double, longitude: Double, time: Double,

@@ -203,8 +203,11 @@ public enum LocationFixtureConverter {
     /// Where a conversion to `output` is written before it is renamed into
     /// place: a hidden file beside it, named for this process.
     public static func partialPath(for output: String) -> String {
-        let directory = (output as NSString).deletingLastPathComponent
-        return (directory.isEmpty ? "." : directory) + "/.\((output as NSString).lastPathComponent).\(getpid()).partial"
+        // Split by hand: NSString's path methods trapped on a one-character path.
+        let slash = output.lastIndex(of: "/")
+        let directory = slash.map { output[..<$0] }.map { $0.isEmpty ? "/" : String($0) } ?? "."
+        let name = slash.map { String(output[output.index(after: $0)...]) } ?? output
+        return (directory == "/" ? "" : directory) + "/.\(name).\(getpid()).partial"
     }
 
     /// Whether both paths name one existing file (links and `./` included).

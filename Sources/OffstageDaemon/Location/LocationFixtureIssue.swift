@@ -127,6 +127,10 @@ struct LocationFixChecker {
             try issue(line: line, "invalid time")
             return nil
         }
+        if let problem = fix.implausibility {
+            try issue(line: line, problem)
+            return nil
+        }
         if let lastTime, fix.time <= lastTime {
             let what = fix.time < lastTime ? "time goes backwards" : "time does not advance"
             try issue(line: line, "\(what) (\(LocationTimeFormat.iso8601(fix.time)) after \(LocationTimeFormat.iso8601(lastTime)))")

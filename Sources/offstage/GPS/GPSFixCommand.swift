@@ -7,7 +7,8 @@ import OffstageDaemon
 struct GPSFixCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fix",
-        abstract: "Send one fix to gpsd (stamped now unless --time is given)."
+        abstract: "Send one fix to gpsd (stamped now unless --time is given).",
+        discussion: "Negative coordinates go after --, as in: offstage gps fix -- -33.8688 151.2093"
     )
 
     @Argument(help: "Latitude in degrees.")
@@ -34,6 +35,7 @@ struct GPSFixCommand: AsyncParsableCommand {
                 stamp = t
             }
             let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
+            if let problem = fix.implausibility { throw CommandError(problem) }
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)

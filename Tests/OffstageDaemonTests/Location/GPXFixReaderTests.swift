@@ -127,6 +127,38 @@ import Testing
     }
 }
 
+@Suite struct ImplausibleFixTests {
+    /// Written to NMEA, a NaN or 1e300 m altitude trapped the converter and the feeder.
+    @Test func impossibleValuesAreSkippedWithTheirLineAndConvertNothingBad() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35,"altMSL":1e300}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:01.000Z","lat":48.85,"lon":2.35,"speed":-1}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:02.000Z","lat":48.85,"lon":2.35,"track":720}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:03.000Z","lat":48.85,"lon":2.35,"altMSL":35,"speed":1.5,"track":90}
+            """
+        let input = try write(text, to: "odd.json", in: dir)
+        let (fixes, summary) = try readAll(input)
+        #expect(fixes.count == 1 && fixes.first?.altitude == 35)
+        #expect(summary.issues.map(\.line) == [1, 2, 3])
+        #expect(summary.issues.map(\.message) == [
+            "altitude out of range (1e+300; -20000.0 to 1000000.0)", "speed out of range (-1.0; 0.0 to 100000.0)",
+            "course out of range (720.0; 0.0 to 360.0)",
+        ])
+        let output = dir.appendingPathComponent("odd.nmea").path
+        #expect(try LocationFixtureConverter.convert(input: input, output: output).fixes == 1)
+        #expect(LocationFix(latitude: 0, longitude: 0, time: 0, altitude: .nan).implausibility != nil)
+    }
+
+    @Test func aOneCharacterOutputNameHasItsPartialFileBesideIt() {
+        let pid = getpid()
+        #expect(LocationFixtureConverter.partialPath(for: "a") == "./.a.\(pid).partial")
+        #expect(LocationFixtureConverter.partialPath(for: "-") == "./.-.\(pid).partial")
+        #expect(LocationFixtureConverter.partialPath(for: "/x") == "/.x.\(pid).partial")
+        #expect(LocationFixtureConverter.partialPath(for: "d/out.nmea") == "d/.out.nmea.\(pid).partial")
+    }
+}
+
 @Suite struct LocationFixtureConverterTests {
     @Test func convertsAroundAllFormatsWithoutLoss() throws {
         let dir = try makeTemporaryDirectory()
