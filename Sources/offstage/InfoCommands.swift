@@ -53,7 +53,8 @@ struct EventsCommand: ParsableCommand {
         guard let reply = try socket.receive() else { fail("the daemon closed the connection without replying") }
         let events = try client.result(of: reply).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.
-        let installed = (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
+        // (JSON lines carry whole ids: no need to ask.)
+        let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }

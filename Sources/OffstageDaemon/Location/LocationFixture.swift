@@ -204,10 +204,8 @@ public enum LocationFixtureConverter {
     /// place: a hidden file beside it, named for this process.
     public static func partialPath(for output: String) -> String {
         // Split by hand: NSString's path methods trapped on a one-character path.
-        let slash = output.lastIndex(of: "/")
-        let directory = slash.map { output[..<$0] }.map { $0.isEmpty ? "/" : String($0) } ?? "."
-        let name = slash.map { String(output[output.index(after: $0)...]) } ?? output
-        return (directory == "/" ? "" : directory) + "/.\(name).\(getpid()).partial"
+        guard let slash = output.lastIndex(of: "/") else { return "./.\(output).\(getpid()).partial" }
+        return "\(output[..<slash])/.\(output[output.index(after: slash)...]).\(getpid()).partial"
     }
 
     /// Whether both paths name one existing file (links and `./` included).
