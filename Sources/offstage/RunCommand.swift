@@ -52,18 +52,24 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Interrupted (Ctrl-C, SIGTERM), the run stops its daemon, which
         // kills the apps, and removes its directory, instead of leaving them.
-        let started = Mutex<(daemon: RunningDaemon, directory: String)?>(nil)
+        let started = Mutex<(daemon: RunningDaemon?, directory: String?)>((nil, nil))
         let interrupted = Mutex(false)
-        runner.onStart = { daemon, directory in started.withLock { $0 = (daemon, directory) } }
-        Task {
-            await waitForTermination()
+        runner.onDirectory = { directory in started.withLock { $0.directory = directory } }
+        runner.onStart = { daemon, _ in started.withLock { $0.daemon = daemon } }
+        TerminationSignals.onTermination { signal in
             interrupted.withLock { $0 = true }
-            if let (daemon, directory) = started.withLock({ $0 }) {
-                await daemon.stop()
-                try? FileManager.default.removeItem(atPath: directory)
+            let (daemon, directory) = started.withLock { $0 }
+            if let daemon {
+                let stopped = DispatchSemaphore(value: 0)
+                Task {
+                    await daemon.stop()
+                    stopped.signal()
+                }
+                stopped.wait()
             }
+            if let directory { try? FileManager.default.removeItem(atPath: directory) }
             printError("offstage: interrupted; the scenario's apps are stopped")
-            Foundation.exit(130)
+            Foundation.exit(128 + signal)
         }
         // A run cut short by the interruption (it may even end normally,
         // its daemon stopping under it): the handler reports and exits.
@@ -150,7 +156,3 @@ final class StepCounter: Sendable {
     }
 }
 
-/// Waits forever: the process ends elsewhere (an interruption's handler exits).
-private func neverReturning() async {
-    await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
-}

@@ -95,14 +95,8 @@ struct CLITests {
         let run = try RunningOffstage(["run", file])
         // The home step starts; BlockingApp then hangs in applicationDidEnterBackground:.
         #expect(run.awaitLine(containing: "home", onStandardError: true))
-        let runPid = run.process.processIdentifier
-        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(runPid)/task")
-        let children = tasks.flatMap { task in
-            ((try? String(contentsOfFile: "/proc/\(runPid)/task/\(task)/children", encoding: .utf8)) ?? "")
-                .split(separator: " ").compactMap { Int32($0) }
-        }
-        let app = try #require(children.first)
-        kill(runPid, SIGINT)
+        let app = try #require(run.children.first)
+        kill(run.process.processIdentifier, SIGINT)
         let (status, stderr) = run.finish()
         #expect(status == 130)
         #expect(stderr.contains("offstage: interrupted; the scenario's apps are stopped"))

@@ -35,9 +35,11 @@ final class RunningOffstage {
     private let err = Pipe()
     private var buffered: [FileHandle: [UInt8]] = [:]
 
-    init(_ arguments: [String]) throws {
+    /// - Parameter environment: added to (or replacing in) this process's environment.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -58,6 +60,16 @@ final class RunningOffstage {
             let more = handle.availableData
             if more.isEmpty { return false }
             buffered[handle] = bytes + more
+        }
+    }
+
+    /// The process's children (gpsd, PulseAudio, apps), from `/proc`.
+    var children: [Int32] {
+        let pid = process.processIdentifier
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
+                .split(separator: " ").compactMap { Int32($0) }
         }
     }
 

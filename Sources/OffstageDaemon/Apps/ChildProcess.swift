@@ -35,6 +35,13 @@ final class ChildProcess: Sendable {
         }
     }
 
+    /// Blocks until the child has exited, without reaping it (``isRunning``
+    /// and ``stop(signal:grace:)`` still can).
+    func waitUntilExited() {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
+    }
+
     /// Sends a signal and waits for the child to exit; escalates to
     /// SIGKILL after `grace`.
     func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(5)) {

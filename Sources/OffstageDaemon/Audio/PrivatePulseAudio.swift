@@ -165,6 +165,24 @@ public final class PrivatePulseAudio: Sendable {
         }
     }
 
+    /// Blocks until the server process exits (stopped, killed or crashed).
+    public func waitUntilExited() {
+        process.withLock { $0 }?.waitUntilExited()
+    }
+
+    /// Stops the server and removes what it made: the whole directory if
+    /// it is a temporary one, else the files it made there (not its log).
+    public func stopAndRemoveFiles() {
+        stop()
+        if ownsDirectory {
+            try? FileManager.default.removeItem(at: directory)
+        } else {
+            for made in madeHere {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
+            }
+        }
+    }
+
     /// Kills the server (SIGKILL), as a crash would, and waits for it.
     public func kill() {
         process.withLock { child in
@@ -179,14 +197,5 @@ public final class PrivatePulseAudio: Sendable {
         try start(timeout: timeout)
     }
 
-    deinit {
-        stop()
-        if ownsDirectory {
-            try? FileManager.default.removeItem(at: directory)
-        } else {
-            for made in madeHere {
-                try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
-            }
-        }
-    }
+    deinit { stopAndRemoveFiles() }
 }

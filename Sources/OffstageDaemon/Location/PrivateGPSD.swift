@@ -119,6 +119,12 @@ public final class PrivateGPSD: Sendable {
         }
     }
 
+    /// Stops gpsd and removes its directory (its socket and log).
+    public func stopAndRemove() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
     /// Kills gpsd abruptly (SIGKILL), as a crash would, and waits for it.
     public func kill() {
         process.withLock { p in
@@ -134,8 +140,5 @@ public final class PrivateGPSD: Sendable {
         try start(gpsd: gpsd, timeout: timeout)
     }
 
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
+    deinit { stopAndRemove() }
 }

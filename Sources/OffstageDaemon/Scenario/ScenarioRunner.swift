@@ -24,6 +24,9 @@ public struct ScenarioRunner {
     /// Called once the private daemon runs, with it and the run's temporary
     /// directory, so that whoever interrupts the run can stop both.
     public var onStart: (@Sendable (RunningDaemon, String) -> Void)?
+    /// Called with the run's temporary directory as soon as it is made,
+    /// before the daemon starts in it.
+    public var onDirectory: (@Sendable (String) -> Void)?
 
     public init(scenario: Scenario, executableSearchPaths: [String]) {
         self.scenario = scenario
@@ -36,6 +39,7 @@ public struct ScenarioRunner {
 
     public func run() async throws -> Outcome {
         let directory = try Self.makeTemporaryDirectory()
+        onDirectory?(directory)
         let configuration = DaemonConfiguration(
             dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
             appSocket: directory + "/apps.sock", clock: .virtual,

@@ -7,7 +7,10 @@ struct AudioServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
         abstract: "Run a private headless PulseAudio (speaker and headphones null sinks, role-cork policy) until ^C.",
-        discussion: "Prints the PULSE_SERVER value that points clients at it."
+        discussion: """
+            Prints the PULSE_SERVER value that points clients at it. SIGINT, SIGTERM or SIGHUP stops the server \
+            and removes its files; if the server dies on its own, the command says so and exits 1.
+            """
     )
 
     @Option(help: "The directory for its socket and log (default: a new temporary one, removed at the end; a directory named here is kept, with the log).")
@@ -18,12 +21,30 @@ struct AudioServerCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let server = try PrivatePulseAudio(directory: directory.map { URL(fileURLWithPath: $0) }, headphones: headphones)
+            let directory = directory.map { URL(fileURLWithPath: $0) }
+            let headphones = headphones
+            let server = try TerminationSignals.holding {
+                let server = try PrivatePulseAudio(directory: directory, headphones: headphones)
+                TerminationSignals.onTermination { _ in server.stopAndRemoveFiles() }
+                return server
+            }
             print("PULSE_SERVER=\(server.serverAddress)")
             printError("PulseAudio is running (log: \(server.logPath)); ^C stops it.")
             fflush(nil)
-            await waitForTermination()
-            server.stop()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Thread {
+                    server.waitUntilExited()
+                    continuation.resume()
+                }.start()
+            }
+            // Stopped by a signal: the cleanup ends the process.
+            if TerminationSignals.isTerminating { await neverReturning() }
+            // Its last words, before a temporary directory goes with the log.
+            let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
+            let lines = log.split(separator: "\n")
+            let last = lines.last(where: { $0.hasPrefix("E:") }) ?? lines.last
+            server.stopAndRemoveFiles()
+            throw CommandError("PulseAudio exited on its own" + (last.map { ": \($0)" } ?? ""))
         }
     }
 }

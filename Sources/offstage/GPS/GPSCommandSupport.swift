@@ -73,41 +73,57 @@ struct GPSDTargetOptions: ParsableArguments {
 }
 
 /// A pseudo-terminal attached to a gpsd for the duration of a command.
+///
+/// Until ``close()``, SIGINT, SIGTERM or SIGHUP first stops the private
+/// gpsd and removes its directory (or takes the device off a named gpsd),
+/// then ends the process: a killed `gps feed` leaves nothing behind.
 final class GPSDFeedTarget {
     let pty: LocationPTY
     let endpoint: GPSDEndpoint
     private let privateGPSD: PrivateGPSD?
     private let controlSocket: String?
+    private let cleanup: Int
 
     init(_ options: GPSDTargetOptions) throws {
-        pty = try LocationPTY()
+        let pty = try LocationPTY()
+        self.pty = pty
         if let text = options.gpsd {
             guard let endpoint = GPSDEndpoint(parsing: text) else { throw CommandError("--gpsd \(text): expected HOST:PORT") }
             self.endpoint = endpoint
-            do {
-                try GPSDControl.addDevice(pty.devicePath, controlSocket: options.control)
-            } catch {
-                throw CommandError("cannot add a device to the gpsd at \(endpoint) through \(options.control): \(error) (is gpsd running with -F \(options.control)?)")
+            let control = options.control
+            cleanup = try TerminationSignals.holding {
+                do {
+                    try GPSDControl.addDevice(pty.devicePath, controlSocket: control)
+                } catch {
+                    throw CommandError("cannot add a device to the gpsd at \(endpoint) through \(control): \(error) (is gpsd running with -F \(control)?)")
+                }
+                return TerminationSignals.onTermination { _ in try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control) }
             }
-            controlSocket = options.control
+            controlSocket = control
             privateGPSD = nil
         } else {
             // The default port when it is free, so `offstage gps watch` finds it.
             let port = GPSDControl.isListening(port: 2947) ? nil : 2947
-            let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
+            let (gpsd, token) = try TerminationSignals.holding {
+                let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
+                return (gpsd, TerminationSignals.onTermination { _ in gpsd.stopAndRemove() })
+            }
             privateGPSD = gpsd
+            cleanup = token
             endpoint = gpsd.endpoint
             controlSocket = nil
             printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
         }
         guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
+            close()
             throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
         }
     }
 
     func close() {
+        TerminationSignals.remove(cleanup)
         if let controlSocket { try? GPSDControl.removeDevice(pty.devicePath, controlSocket: controlSocket) }
-        privateGPSD?.stop()
+        privateGPSD?.stopAndRemove()
     }
 }
 

@@ -56,4 +56,39 @@ import Testing
         let formats = try runOffstage(["audio", "info", "--formats"])
         #expect(formats.stdout.contains("FLAC (Free Lossless Audio Codec) (.flac)"))
     }
+
+    /// `audio server` with its temporary directory in a scratch TMPDIR; the
+    /// PulseAudio it runs, once it prints where it is.
+    func startServerCommand() throws -> (command: RunningOffstage, pulseaudio: Int32, scratch: URL) {
+        let scratch = try makeTemporaryDirectory()
+        let command = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
+        #expect(command.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
+        return (command, try #require(command.children.first), scratch)
+    }
+
+    /// SIGINT, SIGTERM or SIGHUP (a closed terminal) stops the server and
+    /// removes its files before the command dies of the signal; SIGHUP
+    /// used to leave PulseAudio running.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP]) func aSignalStopsTheServerAndRemovesItsFiles(signal: Int32) throws {
+        let (command, pulseaudio, scratch) = try startServerCommand()
+        kill(command.process.processIdentifier, signal)
+        let (status, _) = command.finish()
+        #expect(command.process.terminationReason == .uncaughtSignal)
+        #expect(status == signal)
+        #expect(kill(pulseaudio, 0) == -1 && errno == ESRCH, "PulseAudio (\(pulseaudio)) outlived the command")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+    }
+
+    /// A server that dies under the command is reported, not waited on forever.
+    @Test func aServerThatDiesIsAnErrorInOneLine() throws {
+        let (command, pulseaudio, scratch) = try startServerCommand()
+        kill(pulseaudio, SIGKILL)
+        let (status, stderr) = command.finish()
+        #expect(command.process.terminationReason == .exit)
+        #expect(status == 1)
+        let lines = stderr.split(separator: "\n")
+        #expect(lines.last?.hasPrefix("offstage: error: PulseAudio exited on its own") == true, "\(stderr)")
+        #expect(lines.count == 2, "the running line, then the error: \(stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+    }
 }

@@ -124,4 +124,24 @@ import Testing
         #expect(lines.last?.hasPrefix("Fed 1495 fixes at max in ") == true)
         #expect(lines.last?.hasSuffix("gpsd reported 1495 of them.") == true)
     }
+
+    /// A feed ended by SIGTERM (or SIGHUP) stops its private gpsd and
+    /// removes gpsd's directory before it dies of the signal; they used to
+    /// outlive it, holding port 2947.
+    @Test(arguments: [SIGTERM, SIGHUP]) func aKilledFeedLeavesNoGPSDBehind(signal: Int32) throws {
+        let scratch = try makeTemporaryDirectory()
+        let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
+        // At the recorded pace the feed runs for minutes.
+        let feed = try RunningOffstage(["gps", "feed", fixture, "--quiet"], environment: ["TMPDIR": scratch.path])
+        #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
+        let gpsd = try #require(feed.children.first)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.hasPrefix("offstage-gpsd-") })
+        kill(feed.process.processIdentifier, signal)
+        let (status, _) = feed.finish()
+        #expect(feed.process.terminationReason == .uncaughtSignal)
+        #expect(status == signal)
+        // gpsd was stopped and reaped before the feed died.
+        #expect(kill(gpsd, 0) == -1 && errno == ESRCH, "gpsd (\(gpsd)) outlived the feed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+    }
 }
