@@ -1,5 +1,6 @@
 import CPulse
 import Foundation
+import OffstageCore
 
 /// libpulse's C callbacks. Each is a non-capturing closure that finds its
 /// Swift object through `userdata` and runs on the loop thread with the
@@ -83,6 +84,18 @@ enum PulseCallbacks {
             return
         }
         query.completion?(query.muted)
+    }
+
+    /// Looks for a call among the sink inputs; at the end of the list
+    /// hands the answer to the query's completion.
+    static let sinkInputCall: pa_sink_input_info_cb_t = { _, info, eol, userdata in
+        let query = Unmanaged<PulseCallQuery>.fromOpaque(userdata!).takeUnretainedValue()
+        if let info, eol == 0 {
+            let role = pa_proplist_gets(info.pointee.proplist, PA_PROP_MEDIA_ROLE).map { String(cString: $0) }
+            if role == AudioRole.phone.rawValue, info.pointee.corked == 0, info.pointee.mute == 0 { query.active = true }
+            return
+        }
+        query.completion?(query.active)
     }
 
     static let serverInfo: pa_server_info_cb_t = { _, info, userdata in

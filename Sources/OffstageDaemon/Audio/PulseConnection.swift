@@ -271,4 +271,24 @@ final class PulseConnection {
             pending[key] = nil
         }
     }
+
+    /// Asks whether a call (an uncorked, unmuted `phone` stream) is on
+    /// the server, then calls `then` with the answer.
+    func callActive(then: @escaping (Bool) -> Void) {
+        guard let context else { return }
+        let query = PulseCallQuery()
+        let key = ObjectIdentifier(query)
+        query.completion = { [unowned self] active in
+            self.pending[key] = nil
+            then(active)
+        }
+        pending[key] = query
+        if let op = pa_context_get_sink_input_info_list(
+            context, PulseCallbacks.sinkInputCall, Unmanaged.passUnretained(query).toOpaque())
+        {
+            pa_operation_unref(op)
+        } else {
+            pending[key] = nil
+        }
+    }
 }

@@ -184,6 +184,7 @@ final class PulsePlayer {
             }
             applyVolume()
             refreshTiming()
+            findLostCorkRequest()
             fill()
             // A play request that came while the stream was connecting.
             if machine.state == .playing { cork(false) }
@@ -233,6 +234,27 @@ final class PulsePlayer {
         connection.options.serverRequestProbe?(id, cork, time)
         perform(cork ? machine.corkRequested() : machine.uncorkRequested())
         if cork, machine.state == .interrupted { confirmInterruption() }
+    }
+
+    /// Recovers the cork request of a stream created during a call.
+    ///
+    /// `module-role-cork` asks a new stream to cork (and mutes it) while
+    /// the server creates it, before libpulse knows the stream: libpulse
+    /// drops the request, and the music would start muted, with no
+    /// interruption. So once the stream is ready, a non-`phone` stream
+    /// that the server has muted while a call is on counts as asked to
+    /// cork. (A stream muted for another reason, with no call, does not.)
+    private func findLostCorkRequest() {
+        guard let stream, request.role != .phone else { return }
+        let id = id
+        connection.sinkInputMuted(pa_stream_get_index(stream)) { [unowned connection] muted in
+            guard muted == true else { return }
+            connection.callActive { active in
+                guard active, let player = connection.players[id] else { return }
+                player.perform(player.machine.corkRequested())
+                if player.machine.state == .interrupted { player.confirmInterruption() }
+            }
+        }
     }
 
     /// Ends an interruption whose call was over before our cork reached

@@ -61,3 +61,10 @@ final class PulseSinkInputMuteQuery {
     var muted: Bool?
     var completion: ((Bool?) -> Void)?
 }
+
+/// Whether a call is on the server: a `phone` stream, uncorked and not
+/// muted (what makes `module-role-cork` cork music), from the sink inputs.
+final class PulseCallQuery {
+    var active = false
+    var completion: ((Bool) -> Void)?
+}

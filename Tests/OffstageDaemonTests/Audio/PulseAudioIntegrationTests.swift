@@ -86,6 +86,19 @@ import Testing
         #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
     }
 
+    @Test func musicStartedDuringACallIsInterrupted() async throws {
+        let rig = try PulseRig()
+        let caller = try PulseCaller(server: rig.server.serverAddress)
+        let call = try caller.ring()
+        _ = try rig.backend.route()  // the call's stream is on the server
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Test"))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        #expect(try rig.backend.state(music) == .interrupted)
+        try caller.hangUp(call)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+    }
+
     @Test func unpluggingTheHeadphonesMovesTheStreamAndPauses() async throws {
         let rig = try PulseRig(headphones: true)
         #expect(try rig.backend.route() == .headphones)
