@@ -96,6 +96,11 @@ struct ClockCommand: ParsableCommand {
 
     func validate() throws {
         if action == .advance {
+            // ArgumentParser takes `-5s` for options and drops it.
+            let negative = duration ?? CommandLine.arguments.first { $0.hasPrefix("-") && $0.dropFirst().first?.isNumber == true }
+            if let negative, negative.hasPrefix("-") {
+                throw ValidationError("the clock only goes forward: \(negative) is not a duration")
+            }
             guard let duration else { throw ValidationError("clock advance needs a duration, e.g. 5m") }
             guard parseDuration(duration) != nil else {
                 throw ValidationError("not a duration: \(duration) (try 30s, 5m, 1h; at most 36500d, 100 years)")

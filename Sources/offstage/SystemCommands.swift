@@ -1,5 +1,6 @@
 import ArgumentParser
 import OffstageCore
+import OffstageDaemon
 import OffstageProtocol
 
 struct SwitcherCommand: SimpleCommand {
@@ -92,6 +93,7 @@ struct DeviceCommand: SimpleCommand {
         if what == .battery, Double(value ?? "").map({ (0...1).contains($0) }) != true {
             throw ValidationError("battery level must be a number from 0 to 1")
         }
+        if let problem = deviceChangeProblem(request) { throw ValidationError(problem) }
     }
 
     var request: JSONValue {

@@ -334,3 +334,15 @@ extension Engine {
 func signalName(_ signal: Int) -> String? {
     [4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"][signal]
 }
+
+/// Why the daemon would refuse a `device` request (an unknown orientation,
+/// an empty locale), or nil: the CLI checks its arguments with it, so a
+/// bad value is a usage error before any daemon is asked.
+public func deviceChangeProblem(_ request: JSONValue) -> String? {
+    do {
+        _ = try Engine.deviceChange(request)
+        return nil
+    } catch {
+        return error.message
+    }
+}
