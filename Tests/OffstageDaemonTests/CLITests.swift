@@ -154,6 +154,24 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: device time-jump takes no value (got 5) (see offstage device --help)\n")
     }
 
+    /// Values the daemon would refuse are usage errors before any daemon is
+    /// asked (`nowhere` has none: a daemon error would be exit 1).
+    @Test func badDeviceValuesAndBackwardClocksAreUsageErrors() throws {
+        var result = try offstage(["device", "orientation", "sideways"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr.hasPrefix("offstage: error: device orientation must be one of portrait, "), "\(result.stderr)")
+        result = try offstage(["device", "locale", ""] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR (see offstage device --help)\n")
+        // ArgumentParser reads -5s as options; it used to say a duration was missing.
+        result = try offstage(["clock", "advance", "-5s"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: the clock only goes forward: -5s is not a duration (see offstage clock --help)\n")
+        result = try offstage(["clock", "advance", "--", "-5s"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: the clock only goes forward: -5s is not a duration (see offstage clock --help)\n")
+    }
+
     @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
         var result = try offstage(["launch"] + nowhere())
         #expect(result.status == 64)
