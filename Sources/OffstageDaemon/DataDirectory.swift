@@ -30,38 +30,63 @@ func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755
     }
 }
 
-/// An exclusive lock on a data directory (`flock` on `DIR/daemon.lock`),
-/// held while a daemon runs: a second daemon on the same data would take
-/// the first one's live apps for orphans of a dead daemon and kill them,
-/// and both would append to one event log with their own `seq`.
+/// An exclusive lock on a data directory, held while a daemon runs: a
+/// second daemon on the same data would take the first one's live apps
+/// for orphans of a dead daemon and kill them, and both would append to
+/// one event log with their own `seq`.
+///
+/// Against other processes it is a POSIX record lock (`fcntl(F_SETLK)`)
+/// on `DIR/daemon.lock`, which belongs to this process and is not
+/// inherited: a `flock` belongs to the open file, and a process another
+/// thread was spawning at that moment shared it until its `exec` (or for
+/// good, had it not exec'd), so a daemon stopped and started again in one
+/// process (tests, the scenario runner) could find its own old lock still
+/// held. Within this process, where record locks never conflict, a set of
+/// the directories locked here does the same job.
 final class DataDirectoryLock: Sendable {
+    private static let lockedHere = Mutex<Set<String>>([])
     private let descriptor: Mutex<Int32?>
+    private let key: String
 
     /// - Throws: ``DaemonError`` `alreadyRunning` when another daemon holds it.
     init(directory: String) throws(DaemonError) {
         try makeDirectory(directory, for: "data directory")
+        let key = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        guard Self.lockedHere.withLock({ $0.insert(key).inserted }) else {
+            throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
+        }
         let path = directory + "/daemon.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw DaemonError(.storage, "cannot open \(path): \(String(cString: strerror(errno)))")
+            let error = errno
+            _ = Self.lockedHere.withLock { $0.remove(key) }
+            throw DaemonError(.storage, "cannot open \(path): \(String(cString: strerror(error)))")
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        guard fcntl(fd, F_SETLK, &lock) == 0 else {
             let error = errno
             close(fd)
-            if error == EWOULDBLOCK {
+            _ = Self.lockedHere.withLock { $0.remove(key) }
+            if error == EACCES || error == EAGAIN {
                 throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
             }
             throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
         }
+        self.key = key
         descriptor = Mutex(fd)
     }
 
     /// Lets another daemon use the directory.
     func release() {
-        descriptor.withLock { fd in
-            if let fd { close(fd) }
+        let released = descriptor.withLock { fd -> Bool in
+            guard let open = fd else { return false }
+            close(open)
             fd = nil
+            return true
         }
+        if released { _ = Self.lockedHere.withLock { $0.remove(key) } }
     }
 
     deinit { release() }

@@ -276,6 +276,22 @@ struct BadInputTests {
         await next.stop()
     }
 
+    /// The lock holds across processes too: `offstage daemon` on a running
+    /// daemon's data is refused in one line, and the first one's app lives.
+    @Test func aDaemonProcessOnTheSameDataIsRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let pid = try #require(try await test.pid(stateLab))
+        let other = try temporaryDirectory()
+        let result = try runOffstage(["daemon", "--data", test.directory + "/data", "--socket", other + "/control.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: another daemon is running on the data directory \(test.directory)/data\n")
+        #expect(kill(pid, 0) == 0)
+        await test.stop()
+    }
+
     @Test func aFileThatIsNotASocketIsNotTakenOver() async throws {
         let directory = try temporaryDirectory()
         let path = directory + "/control.sock"
