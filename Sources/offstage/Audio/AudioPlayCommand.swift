@@ -63,7 +63,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
             // resumes from where the sound was, not from the last event.
             let polling = Task {
                 while !Task.isCancelled {
-                    if let position = try? backend.position(tracker.player) { tracker.update(position) }
+                    let player = tracker.player
+                    if let position = try? backend.position(player) {
+                        tracker.update(position, playing: (try? backend.state(player)) == .playing)
+                    }
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
@@ -74,24 +77,25 @@ struct AudioPlayCommand: AsyncParsableCommand {
                 switch event {
                 case .connected: continue
                 case .disconnected(let why):
-                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(why); reconnecting")
+                    tracker.freeze()
+                    lastPosition = tracker.position
+                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(why); reconnecting")
                 case .mediaServicesReset:
-                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
+                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     player = try startPlayer(backend, request, at: lastPosition)
                     tracker.follow(player)
                 case .player(let id, let event):
                     guard id == player else { continue }
                     if let position = try? backend.position(id) {
-                        tracker.update(position)
+                        tracker.update(position, playing: (try? backend.state(id)) == .playing)
                         lastPosition = position
                     }
-                    print("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(event)")
-                    fflush(nil)
+                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(event)")
                     switch event {
                     case .interruptionEnded(let shouldResume):
-                        if shouldResume { try backend.play(id) } else { print("not resuming (no shouldResume)"); return }
+                        if shouldResume { try backend.play(id) } else { line("not resuming (no shouldResume)"); return }
                     case .routeChanged(.oldDeviceUnavailable, _, _):
-                        print("paused, as iOS does when the headphones are unplugged")
+                        line("paused, as iOS does when the headphones are unplugged")
                         return
                     case .ended: return
                     case .failed(let message): throw CommandError(message)
@@ -110,25 +114,60 @@ struct AudioPlayCommand: AsyncParsableCommand {
         return id
     }
 
+    /// Writes a line of the event table at once (unbuffered), also into a pipe.
+    private func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
     /// Seconds in a column, aligned on the decimal point.
     private func stamp(_ duration: Duration) -> String {
         alignedSeconds(duration.seconds, wholeWidth: 4, unit: " s")
     }
 }
 
-/// The player being followed and its last known position, shared with the
+/// The player being followed and where its sound is, shared with the
 /// task that polls it.
+///
+/// Polled once a second; in between, a playing player's position is the
+/// last one read plus the time since, so a restart after a server reset
+/// resumes where the sound stopped (it used to resume from the last poll,
+/// up to a second early).
 private final class PositionTracker: Sendable {
     private struct State {
         var player = AudioPlayerID(0)
         var position: Duration
+        /// When `position` was read, if the player was playing then.
+        var playingSince: ContinuousClock.Instant?
     }
     private let state: Mutex<State>
 
     init(start: Duration) { state = Mutex(State(position: start)) }
 
     var player: AudioPlayerID { state.withLock { $0.player } }
-    var position: Duration { state.withLock { $0.position } }
-    func follow(_ player: AudioPlayerID) { state.withLock { $0.player = player } }
-    func update(_ position: Duration) { state.withLock { $0.position = position } }
+
+    var position: Duration {
+        state.withLock { s in s.position + (s.playingSince.map { ContinuousClock.now - $0 } ?? .zero) }
+    }
+
+    func follow(_ player: AudioPlayerID) {
+        state.withLock { s in
+            s.player = player
+            s.playingSince = nil
+        }
+    }
+
+    func update(_ position: Duration, playing: Bool) {
+        state.withLock { s in
+            s.position = position
+            s.playingSince = playing ? ContinuousClock.now : nil
+        }
+    }
+
+    /// The sound stopped now (the server is gone): the position stays.
+    func freeze() {
+        state.withLock { s in
+            if let since = s.playingSince { s.position += ContinuousClock.now - since }
+            s.playingSince = nil
+        }
+    }
 }

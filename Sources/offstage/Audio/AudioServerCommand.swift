@@ -6,10 +6,13 @@ import OffstageDaemon
 struct AudioServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
-        abstract: "Run a private headless PulseAudio (speaker and headphones null sinks, role-cork policy) until ^C.",
+        abstract: "Run a private headless PulseAudio (a speaker null sink, headphones with --headphones, role-cork policy) until ^C.",
         discussion: """
             Prints the PULSE_SERVER value that points clients at it. SIGINT, SIGTERM or SIGHUP stops the server \
-            and removes its files; if the server dies on its own, the command says so and exits 1.
+            and removes its files; if the server dies on its own, the command says so and exits 1. To unplug the \
+            headphones, unload their sink's module: with PULSE_SERVER set as printed, find its index in \
+            `pactl list short modules` (the module-null-sink line with sink_name=offstage_headphones), then run \
+            `pactl unload-module INDEX`.
             """
     )
 
