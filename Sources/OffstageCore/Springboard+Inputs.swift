@@ -144,6 +144,14 @@ extension Springboard {
                 + killed.map { .kill(app: $0, reason: "memoryPressure") }
 
         case .deviceChange(let name, let detail):
+            if name != .significantTimeChange {
+                guard deviceValues[name] != detail else {
+                    var unchanged = detail.objectValue ?? [:]
+                    unchanged["unchanged"] = true
+                    return [.log(LogEntry(kind: .system, app: nil, name: name.rawValue, detail: .object(unchanged)))]
+                }
+                deviceValues[name] = detail
+            }
             var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: name.rawValue, detail: detail))]
             for id in installOrder {
                 let record = apps[id]!

@@ -114,6 +114,9 @@ public struct Springboard: Sendable {
     /// The app in the foreground, if it is one of ours.
     public internal(set) var foregroundApp: String?
     var overlays: Set<Overlay> = []
+    /// The device's battery level, orientation and locale as last set: the
+    /// same value again changes nothing, and UIKit posts nothing for it.
+    var deviceValues: [SystemNotificationName: JSONValue] = [:]
     var work = Deque<Step>()
     var inFlight: InFlight?
     var timers = Scheduler<TimerEvent>()

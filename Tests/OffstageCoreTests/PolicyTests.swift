@@ -133,6 +133,32 @@ struct PolicyTests {
         #expect(battery?.detail["level"] == 0.2)
     }
 
+    /// UIKit posts a battery, orientation or locale change only when the
+    /// value changes; a time jump is news every time.
+    @Test func theSameDeviceValueAgainNotifiesNobody() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        try device.submit(.launch(lab))
+        try device.submit(.launch(other))
+        device.clear()
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
+        try device.submit(.deviceChange(.orientation, ["orientation": "landscapeLeft"]))
+        try device.submit(.deviceChange(.orientation, ["orientation": "landscapeLeft"]))
+        try device.submit(.deviceChange(.significantTimeChange, .emptyObject))
+        try device.submit(.deviceChange(.significantTimeChange, .emptyObject))
+        #expect(
+            device.names(other) == [
+                SystemNotificationName.batteryLevel.rawValue, SystemNotificationName.orientation.rawValue,
+                SystemNotificationName.significantTimeChange.rawValue, SystemNotificationName.significantTimeChange.rawValue,
+            ])
+        #expect(
+            device.log.filter { $0.kind == .system && $0.name == SystemNotificationName.batteryLevel.rawValue }.map(\.detail)
+                == [["level": 0.5], ["level": 0.5, "unchanged": true]])
+        // The suspended app is not given the unchanged value either.
+        try device.submit(.launch(lab))
+        #expect(device.names(lab).filter { $0 == SystemNotificationName.batteryLevel.rawValue }.count == 1)
+    }
+
     @Test func serviceWakeOpensATenSecondWindowThenSuspends() throws {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
         try device.submit(.launch(lab))
