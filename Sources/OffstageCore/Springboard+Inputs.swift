@@ -36,8 +36,12 @@ extension Springboard {
             if !record.hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .alertShow:
             if overlays.contains(.alert) { throw LifecycleError(.invalidState, "a system alert is already shown") }
-        case .alertDismiss, .alertReply:
+        case .alertDismiss:
             if !overlays.contains(.alert) { throw LifecycleError(.noAlert, "no system alert is shown") }
+        case .alertReply:
+            if !overlays.contains(.alert) { throw LifecycleError(.noAlert, "no system alert is shown") }
+            // Replying opens Messages, which takes unlocking first.
+            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first, or dismiss the alert") }
         case .memoryWarning, .memoryPressure, .deviceChange:
             break
         case .wake(let id, _, _):
@@ -50,8 +54,8 @@ extension Springboard {
     mutating func expand(_ input: Input) -> [Step] {
         switch input {
         case .launch(let id):
-            var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "launch"))]
-            overlays.remove(.switcher)
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "launch"))] + closeSwitcher(by: "launch")
+            otherForegroundApp = nil
             apps[id]?.terminatedByUser = false
             if foregroundApp == id, apps[id]?.hasProcess == true {
                 return steps + activationSteps()
@@ -69,15 +73,15 @@ extension Springboard {
             return steps
 
         case .home:
-            overlays.remove(.switcher)
-            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "home"))]
+            var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "home"))] + closeSwitcher(by: "home")
+            otherForegroundApp = nil
             if let current = foregroundApp { steps.append(.background(app: current)) }
             return steps
 
         case .lock:
-            overlays.remove(.switcher)
+            let closing = closeSwitcher(by: "lock")
             overlays.insert(.lock)
-            return [.log(LogEntry(kind: .system, app: nil, name: "lock"))] + activationSteps()
+            return [.log(LogEntry(kind: .system, app: nil, name: "lock"))] + closing + activationSteps()
 
         case .unlock:
             overlays.remove(.lock)
@@ -116,6 +120,7 @@ extension Springboard {
             overlays.remove(.alert)
             var steps: [Step] = [.log(LogEntry(kind: .system, app: nil, name: "alertReply"))] + activationSteps()
             if let current = foregroundApp { steps.append(.background(app: current)) }
+            otherForegroundApp = Self.messagesApp
             return steps
 
         case .memoryWarning:
@@ -288,5 +293,16 @@ extension Springboard {
         ]
         if overlays.isEmpty { steps += becomeActiveSteps(id) }
         return steps
+    }
+
+    /// The app an alert's reply opens.
+    static let messagesApp = "Messages"
+
+    /// Hides the app switcher if it is shown, as `by` does on the device,
+    /// and logs it (`switcherHide` with `by`), so the timeline shows every
+    /// close; the caller then settles who is active.
+    mutating func closeSwitcher(by input: String) -> [Step] {
+        guard overlays.remove(.switcher) != nil else { return [] }
+        return [.log(LogEntry(kind: .system, app: nil, name: "switcherHide", detail: ["by": .string(input)]))]
     }
 }

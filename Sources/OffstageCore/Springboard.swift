@@ -113,6 +113,9 @@ public struct Springboard: Sendable {
     var installOrder: [String] = []
     /// The app in the foreground, if it is one of ours.
     public internal(set) var foregroundApp: String?
+    /// An app that is not one of ours in the foreground: Messages, opened
+    /// by an alert's reply, until home or a launch.
+    public internal(set) var otherForegroundApp: String?
     var overlays: Set<Overlay> = []
     /// The device's battery level, orientation and locale as last set: the
     /// same value again changes nothing, and UIKit posts nothing for it.

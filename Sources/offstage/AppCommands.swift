@@ -83,7 +83,7 @@ extension SimpleCommand {
     func printStatus(after result: JSONValue) throws {
         if let pending = result["pending"]?.stringValue { printError("offstage: warning: \(pending)") }
         let status = try client.send(["command": "status"])
-        let foreground = status["foreground"]?.stringValue ?? "home screen"
+        let foreground = foregroundName(status)
         let apps = (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }
             .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
         print("foreground: \(foreground)" + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))
@@ -114,4 +114,12 @@ struct UnlockCommand: SimpleCommand {
     static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unlock the device.")
     @OptionGroup var client: ClientOptions
     var request: JSONValue { ["command": "unlock"] }
+}
+
+/// Who is in the foreground, from a status: one of our apps, another app
+/// (Messages, after an alert's reply), or the home screen.
+func foregroundName(_ status: JSONValue) -> String {
+    if let app = status["foreground"]?.stringValue { return app }
+    if let other = status["otherApp"]?.stringValue { return "\(other) (not an Offstage app)" }
+    return "home screen"
 }

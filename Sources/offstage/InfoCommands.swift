@@ -18,7 +18,7 @@ struct StatusCommand: ParsableCommand {
         if status["locked"]?.boolValue == true { overlays.append("locked") }
         if status["switcher"]?.boolValue == true { overlays.append("switcher shown") }
         if status["alert"]?.boolValue == true { overlays.append("alert shown") }
-        print("foreground: \(status["foreground"]?.stringValue ?? "home screen")" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))"))
+        print("foreground: \(foregroundName(status))" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))"))
         for app in status["apps"]?.arrayValue ?? [] {
             var line = "  \(app["bundleID"]?.stringValue ?? "?")  \(app["state"]?.stringValue ?? "?")"
             if let pid = app["pid"]?.intValue { line += "  pid \(pid)" }

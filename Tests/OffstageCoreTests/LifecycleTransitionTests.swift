@@ -102,6 +102,34 @@ struct LifecycleTransitionTests {
         try device.submit(.alertReply)
         #expect(device.names(lab) == [CB.willResign, CB.didBecomeActive, CB.willResign, CB.didEnterBackground])
         #expect(device.state(lab) == .suspended)
+        // Messages is in the foreground, not the home screen, until home.
+        #expect(device.board.foregroundApp == nil && device.board.otherForegroundApp == "Messages")
+        try device.submit(.home)
+        #expect(device.board.otherForegroundApp == nil)
+    }
+
+    @Test func anAlertIsNotAnsweredOnALockedDevice() throws {
+        var device = try launched()
+        try device.submit(.lock)
+        try device.submit(.alertShow)
+        device.clear()
+        let error = #expect(throws: LifecycleError.self) { try device.submit(.alertReply) }
+        #expect(error?.message == "the device is locked; unlock it first, or dismiss the alert")
+        #expect(device.callbacks.isEmpty && device.board.otherForegroundApp == nil)
+        try device.submit(.alertDismiss)
+        #expect(device.state(lab) == .inactive, "still locked")
+    }
+
+    /// Home, a launch or the lock close the switcher: the log says so, as
+    /// an explicit `switcher hide` would.
+    @Test(arguments: [Springboard.Input.lock, .home]) func closingTheSwitcherImplicitlyIsLogged(input: Springboard.Input) throws {
+        var device = try launched()
+        try device.submit(.switcherShow)
+        device.clear()
+        try device.submit(input)
+        let hide = device.log.first { $0.name == "switcherHide" }
+        #expect(hide?.detail == ["by": .string(input == .lock ? "lock" : "home")])
+        #expect(device.board.overlaysShown.switcher == false)
     }
 
     @Test func lockAndUnlock() throws {

@@ -300,6 +300,7 @@ extension Engine {
         return [
             "clock": clockJSON(), "profile": .string(board.policy.profileName),
             "foreground": board.foregroundApp.map { .string($0) } ?? .null,
+            "otherApp": board.otherForegroundApp.map { .string($0) } ?? .null,
             "switcher": .bool(overlays.switcher), "alert": .bool(overlays.alert), "locked": .bool(overlays.locked),
             "apps": .array(board.installedApps.map { appJSON($0.bundleID) }),
             "lastEvent": JSONValue(log.lastSeq),
