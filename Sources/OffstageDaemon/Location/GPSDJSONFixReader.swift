@@ -25,7 +25,10 @@ public struct GPSDJSONFixReader: Sendable {
             let number = lines.lineNumber
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
-                try checker.issue(line: number, "not a JSON object (truncated line?)")
+                // Foundation refuses a number too large for a double (1e999) with the whole line.
+                let tooLarge = line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil
+                try checker.issue(
+                    line: number, tooLarge ? "a number out of range (larger than a double)" : "not a JSON object (truncated line?)")
                 continue
             }
             guard object["class"] as? String == "TPV" else {
@@ -35,6 +38,12 @@ public struct GPSDJSONFixReader: Sendable {
             let mode = (object["mode"] as? NSNumber)?.intValue ?? 0
             guard mode >= 2 else {
                 checker.ignore()
+                continue
+            }
+            if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
+                object[$0] != nil && !(object[$0] is NSNumber)
+            }) {
+                try checker.issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
                 continue
             }
             guard let lat = (object["lat"] as? NSNumber)?.doubleValue,
@@ -60,6 +69,16 @@ public struct GPSDJSONFixReader: Sendable {
             if let accepted = try checker.accept(fix, line: number) { try body(accepted) }
         }
         return checker.summary
+    }
+
+    /// A JSON value as it was written, for a message.
+    private func jsonText(_ value: Any) -> String {
+        if let text = value as? String { return "\"\(text)\"" }
+        guard JSONSerialization.isValidJSONObject([value]),
+            let data = try? JSONSerialization.data(withJSONObject: [value]),
+            let text = String(data: data, encoding: .utf8)
+        else { return "\(value)" }
+        return String(text.dropFirst().dropLast())
     }
 
     private func zip2(_ a: Double?, _ b: Double?) -> (Double, Double)? {

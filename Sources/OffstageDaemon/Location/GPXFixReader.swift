@@ -166,6 +166,11 @@ public struct GPXFixReader: Sendable {
                 time = reader.options.routeStartTime
             }
             time = (time * 1000).rounded() / 1000
+            for key in ["ele", "speed", "course"] {
+                if let text = fields[key], !text.isEmpty, Double(text) == nil {
+                    return try checker.issue(line: pointLine, "<\(key)> \"\(text)\" is not a number")
+                }
+            }
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
                 altitude: fields["ele"].flatMap(Double.init),

@@ -46,7 +46,7 @@ public struct NMEAFixReader: Sendable {
                 days = (lastTimeOfDay.map { epoch.timeOfDay < $0 } ?? false) ? known + 1 : known
             }
             guard let days else {
-                try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it)")
+                try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one)")
                 return
             }
             lastDays = days

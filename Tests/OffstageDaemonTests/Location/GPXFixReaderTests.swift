@@ -56,16 +56,21 @@ import Testing
             <trkpt lat="1" lon="1.002"><time>yesterday</time></trkpt>
             <trkpt lat="1" lon="1.003"><time>2024-05-01T07:00:00Z</time></trkpt>
             <trkpt lat="1" lon="1.004"><time>2024-05-01T08:00:05Z</time></trkpt>
+            <trkpt lat="1" lon="1.005"><ele>high</ele><time>2024-05-01T08:00:06Z</time></trkpt>
+            <trkpt lat="1" lon="1.006"><ele></ele><time>2024-05-01T08:00:07Z</time></trkpt>
             </trkseg></trk></gpx>
             """
         let path = try write(gpx, to: "bad.gpx", in: dir)
         let (fixes, summary) = try readAll(path)
-        #expect(fixes.count == 2)
-        #expect(summary.issues.map(\.line) == [4, 5, 6, 7, 8])
+        // An empty <ele> is no altitude; a word is a bad point, no longer silently no altitude.
+        #expect(fixes.count == 3)
+        #expect(fixes.last?.altitude == nil)
+        #expect(summary.issues.map(\.line) == [4, 5, 6, 7, 8, 10])
         #expect(summary.issues.map(\.message) == [
             "<trkpt> without lat/lon", "<trkpt> without <time>", "<trkpt> with a bad attribute lat=\"x\"",
             "bad <time> \"yesterday\"",
             "time goes backwards (2024-05-01T07:00:00.000Z after 2024-05-01T08:00:00.000Z)",
+            "<ele> \"high\" is not a number",
         ])
         let error = #expect(throws: LocationFixtureError.self) {
             _ = try GPXFixReader(path: path, options: .init(policy: .strict)).read { _ in }
@@ -115,14 +120,18 @@ import Testing
             {"class":"TPV","device":"/dev/pts/3","mode":2,"lat":48.8502,"lon":2.3502}
             {"class":"TPV","device":"/dev/pts/3","mode":2,"time":"2024-05-01T08:00:03.000Z","lon":2.3502}
             {"class":"TPV","device":"/dev/pts/3","mode":2,"time":"2024-05-01T08:00:04.000Z","lat":48.8504,"lon":2.3504}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:05.000Z","lat":"48.8505","lon":2.3505}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:06.000Z","lat":1e999,"lon":2.3506}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:07.000Z","lat":48.8507,"lon":2.3507,"altMSL":null}
             """
         let (fixes, summary) = try readAll(try write(text, to: "log.json", in: dir))
         #expect(fixes.count == 2)
         #expect(fixes[0] == LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90, horizontalAccuracy: 4.2))
         #expect(summary.ignored == 3)
-        #expect(summary.issues.map(\.line) == [5, 6, 7])
+        #expect(summary.issues.map(\.line) == [5, 6, 7, 9, 10, 11])
         #expect(summary.issues.map(\.message) == [
             "not a JSON object (truncated line?)", "TPV without time", "TPV with mode 2 but without lat/lon",
+            "lat is not a number (\"48.8505\")", "a number out of range (larger than a double)", "altMSL is not a number (null)",
         ])
     }
 }

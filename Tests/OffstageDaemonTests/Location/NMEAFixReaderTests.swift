@@ -94,7 +94,7 @@ import Testing
         let path = try write(text, to: "gga.nmea", in: dir)
         let (none, summary) = try readAll(path)
         #expect(none.isEmpty && summary.skipped == 2)
-        #expect(summary.issues[0].message.contains("without a date"))
+        #expect(summary.issues[0].message == "time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one)")
         var options = LocationFixtureReadOptions()
         options.assumedNMEADate = 1_714_521_600  // 2024-05-01
         let (fixes, _) = try readAll(path, options: options)
