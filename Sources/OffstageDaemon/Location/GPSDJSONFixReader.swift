@@ -41,7 +41,7 @@ public struct GPSDJSONFixReader: Sendable {
                 continue
             }
             if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
-                object[$0] != nil && !(object[$0] is NSNumber)
+                object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull)
             }) {
                 try checker.issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
                 continue
