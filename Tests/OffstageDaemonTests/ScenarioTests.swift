@@ -33,6 +33,23 @@ struct ScenarioTests {
         #expect(first.count > 40)
     }
 
+    /// A service's relaunch names why in the launch options, as iOS does.
+    @Test func aBackgroundLaunchCarriesItsLaunchOptionKey() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: launch-background \(stateLab) UIApplicationLaunchOptionsLocationKey
+            expect:
+              \(stateLab):
+                - application:willFinishLaunchingWithOptions:
+                - application:didFinishLaunchingWithOptions:
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "bg.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [])
+        let launching = outcome.timeline.first { $0.name == "application:willFinishLaunchingWithOptions:" }
+        #expect(launching?.detail == ["UIApplicationLaunchOptionsLocationKey": true])
+    }
+
     @Test func aWrongExpectationFailsWithTheFirstDifference() async throws {
         let yaml = """
             name: wrong

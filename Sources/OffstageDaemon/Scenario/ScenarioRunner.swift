@@ -172,7 +172,10 @@ public struct ScenarioRunner {
         let args = Array(words.dropFirst())
         switch verb {
         case "launch": return ["command": "launch", "app": .string(args[0])]
-        case "launch-background": return ["command": "launchInBackground", "app": .string(args[0])]
+        case "launch-background":
+            // The key the service would set, true: UIApplicationLaunchOptionsLocationKey, for one.
+            let options: JSONValue = args.count > 1 ? .object([args[1]: true]) : .emptyObject
+            return ["command": "launchInBackground", "app": .string(args[0]), "options": options]
         case "switcher":
             var request: [String: JSONValue] = ["command": "switcher", "action": .string(args[0])]
             if args.count > 1 { request["app"] = .string(args[1]) }
