@@ -236,56 +236,47 @@ final class PulseConnection {
 
     /// Lists the outputs, then calls `then` with the list.
     func listSinks(then: @escaping ([UInt32: PulseSink]) -> Void) {
-        guard let context else { return }
         let listing = PulseSinkListing(mainloop: mainloop, completion: nil)
         let key = ObjectIdentifier(listing)
         listing.completion = { [unowned self] sinks in
             self.pending[key] = nil
             then(sinks)
         }
-        pending[key] = listing
-        if let op = pa_context_get_sink_info_list(context, PulseCallbacks.sinkList, Unmanaged.passUnretained(listing).toOpaque()) {
-            pa_operation_unref(op)
-        } else {
-            pending[key] = nil
-        }
+        ask(listing) { pa_context_get_sink_info_list($0, PulseCallbacks.sinkList, $1) }
     }
 
     /// Asks whether sink input `index` is muted, then calls `then` with
     /// the answer (nil: the input is gone). The server answers after
     /// everything sent before the question.
     func sinkInputMuted(_ index: UInt32, then: @escaping (Bool?) -> Void) {
-        guard let context else { return }
         let query = PulseSinkInputMuteQuery()
         let key = ObjectIdentifier(query)
         query.completion = { [unowned self] muted in
             self.pending[key] = nil
             then(muted)
         }
-        pending[key] = query
-        if let op = pa_context_get_sink_input_info(
-            context, index, PulseCallbacks.sinkInputMute, Unmanaged.passUnretained(query).toOpaque())
-        {
-            pa_operation_unref(op)
-        } else {
-            pending[key] = nil
-        }
+        ask(query) { pa_context_get_sink_input_info($0, index, PulseCallbacks.sinkInputMute, $1) }
     }
 
     /// Asks whether a call (an uncorked, unmuted `phone` stream) is on
     /// the server, then calls `then` with the answer.
     func callActive(then: @escaping (Bool) -> Void) {
-        guard let context else { return }
         let query = PulseCallQuery()
         let key = ObjectIdentifier(query)
         query.completion = { [unowned self] active in
             self.pending[key] = nil
             then(active)
         }
+        ask(query) { pa_context_get_sink_input_info_list($0, PulseCallbacks.sinkInputCall, $1) }
+    }
+
+    /// Sends an introspection request for `query` (its completion removes
+    /// it from ``pending``), keeping the query alive until it answers.
+    private func ask(_ query: AnyObject, _ send: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?) {
+        guard let context else { return }
+        let key = ObjectIdentifier(query)
         pending[key] = query
-        if let op = pa_context_get_sink_input_info_list(
-            context, PulseCallbacks.sinkInputCall, Unmanaged.passUnretained(query).toOpaque())
-        {
+        if let op = send(context, Unmanaged.passUnretained(query).toOpaque()) {
             pa_operation_unref(op)
         } else {
             pending[key] = nil
