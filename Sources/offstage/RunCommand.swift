@@ -50,7 +50,7 @@ struct RunCommand: AsyncParsableCommand {
                     Data("  [\(index)/\(total)] \(formatSeconds(step.at.seconds)) s: \(step.action.joined(separator: " "))\n".utf8))
             }
         }
-        // Interrupted (Ctrl-C, SIGTERM), the run stops its daemon, which
+        // Interrupted (Ctrl-C, SIGTERM, SIGHUP), the run stops its daemon, which
         // kills the apps, and removes its directory, instead of leaving them.
         let started = Mutex<(daemon: RunningDaemon?, directory: String?)>((nil, nil))
         let interrupted = Mutex(false)

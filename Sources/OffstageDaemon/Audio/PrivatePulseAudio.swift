@@ -166,7 +166,9 @@ public final class PrivatePulseAudio: Sendable {
     }
 
     /// Blocks until the server process exits (stopped, killed or crashed).
-    public func waitUntilExited() {
+    /// - Returns: how it ended ("exit status 1", "killed by signal 9").
+    @discardableResult
+    public func waitUntilExited() -> String? {
         process.withLock { $0 }?.waitUntilExited()
     }
 

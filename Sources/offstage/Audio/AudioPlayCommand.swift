@@ -81,6 +81,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     lastPosition = tracker.position
                     line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(why); reconnecting")
                 case .mediaServicesReset:
+                    // Reckoned from the clock, the position may run past the end (or, looping, round it).
+                    let length = info.duration.seconds
+                    let reckoned = lastPosition.seconds
+                    lastPosition = .seconds(loop ? reckoned.truncatingRemainder(dividingBy: length) : min(reckoned, length))
                     line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     player = try startPlayer(backend, request, at: lastPosition)
                     tracker.follow(player)

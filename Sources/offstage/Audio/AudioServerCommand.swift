@@ -34,20 +34,17 @@ struct AudioServerCommand: AsyncParsableCommand {
             print("PULSE_SERVER=\(server.serverAddress)")
             printError("PulseAudio is running (log: \(server.logPath)); ^C stops it.")
             fflush(nil)
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                Thread {
-                    server.waitUntilExited()
-                    continuation.resume()
-                }.start()
+            let ending = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+                Thread { continuation.resume(returning: server.waitUntilExited()) }.start()
             }
             // Stopped by a signal: the cleanup ends the process.
             if TerminationSignals.isTerminating { await neverReturning() }
-            // Its last words, before a temporary directory goes with the log.
+            // Its last error, before a temporary directory goes with the log.
             let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
-            let lines = log.split(separator: "\n")
-            let last = lines.last(where: { $0.hasPrefix("E:") }) ?? lines.last
+            let lastError = log.split(separator: "\n").last { $0.hasPrefix("E:") }
             server.stopAndRemoveFiles()
-            throw CommandError("PulseAudio exited on its own" + (last.map { ": \($0)" } ?? ""))
+            throw CommandError(
+                "PulseAudio exited on its own (\(ending ?? "gone")" + (lastError.map { "; its last error: \($0)" } ?? "") + ")")
         }
     }
 }
