@@ -114,7 +114,11 @@ struct AudioPlayCommand: AsyncParsableCommand {
         let id = try backend.makePlayer(request)
         if position > .zero { try backend.seek(id, to: position) }
         try backend.setVolume(id, volume)
-        try backend.play(id)
+        do {
+            try backend.play(id)
+        } catch let error where error == AudioError.refused(id, .interrupted) {
+            // Created during a call: interrupted already; the call's end resumes it.
+        }
         return id
     }
 

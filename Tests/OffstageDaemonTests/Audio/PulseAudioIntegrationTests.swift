@@ -91,10 +91,11 @@ import Testing
         let caller = try PulseCaller(server: rig.server.serverAddress)
         let call = try caller.ring()
         _ = try rig.backend.route()  // the call's stream is on the server
+        // Interrupted as soon as its stream is ready, before any play; a play is then refused, as iOS refuses one during a call.
         let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Test"))
-        try rig.backend.play(music)
         #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
         #expect(try rig.backend.state(music) == .interrupted)
+        #expect(throws: AudioError.refused(music, .interrupted)) { try rig.backend.play(music) }
         try caller.hangUp(call)
         #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
     }
