@@ -14,9 +14,7 @@ struct AppHostIntegrationTests {
     @Test func launchHomeAndReturnKeepTheSameProcessRunningThroughItsTask() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
-        let pid = try #require(try await test.pid(stateLab))
+        let pid = try await test.launchStateLab()
         #expect(kill(pid, 0) == 0)
         #expect(try await test.callbacks(stateLab) == [
             "application:willFinishLaunchingWithOptions:", "application:didFinishLaunchingWithOptions:",
@@ -38,9 +36,7 @@ struct AppHostIntegrationTests {
     @Test func suspendedAppIsStoppedBySIGSTOPAndKilledSilentlyFromTheSwitcher() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
-        let pid = try #require(try await test.pid(stateLab))
+        let pid = try await test.launchStateLab()
         try await test.ok(["command": "home"])
         try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
         #expect(try await awaitProcessState(pid, "T") == "T")

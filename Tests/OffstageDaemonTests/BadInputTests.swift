@@ -258,9 +258,7 @@ struct BadInputTests {
     @Test func secondDaemonOnTheSameDataIsRefusedAndTheFirstsAppsLive() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
-        let pid = try #require(try await test.pid(stateLab))
+        let pid = try await test.launchStateLab()
         // Other sockets, the same data: it took StateLab for an orphan and killed it.
         let other = try temporaryDirectory()
         let configuration = DaemonConfiguration(
@@ -278,12 +276,10 @@ struct BadInputTests {
 
     /// The lock holds across processes too: `offstage daemon` on a running
     /// daemon's data is refused in one line, and the first one's app lives.
-    @Test func aDaemonProcessOnTheSameDataIsRefused() async throws {
+    @Test(.timeLimit(.minutes(1))) func aDaemonProcessOnTheSameDataIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
-        let pid = try #require(try await test.pid(stateLab))
+        let pid = try await test.launchStateLab()
         let other = try temporaryDirectory()
         let result = try runOffstage(["daemon", "--data", test.directory + "/data", "--socket", other + "/control.sock"])
         #expect(result.status == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// What a run of the built `offstage` binary printed, and its exit status.
 struct CommandRun {
@@ -71,6 +72,18 @@ final class RunningOffstage {
             ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "")
                 .split(separator: " ").compactMap { Int32($0) }
         }
+    }
+
+    /// Sends `signal` and checks that the command died of it, having first
+    /// stopped (and reaped) its `child` and emptied `scratch`, the TMPDIR
+    /// it was given.
+    func expectDiesOf(_ signal: Int32, stopping child: Int32, emptying scratch: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        kill(process.processIdentifier, signal)
+        let (status, _) = finish()
+        #expect(process.terminationReason == .uncaughtSignal, sourceLocation: sourceLocation)
+        #expect(status == signal, sourceLocation: sourceLocation)
+        #expect(kill(child, 0) == -1 && errno == ESRCH, "child \(child) outlived the command", sourceLocation: sourceLocation)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [], sourceLocation: sourceLocation)
     }
 
     /// Waits for the end; its status and the rest of its stderr.

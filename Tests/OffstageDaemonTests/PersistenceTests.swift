@@ -11,9 +11,7 @@ import OffstageCore
 struct PersistenceTests {
     @Test func appsAndEventsSurviveARestart() async throws {
         let first = try await TestDaemon.start()
-        try await first.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await first.ok(["command": "launch", "app": .string(stateLab)])
-        let pid = try #require(try await first.pid(stateLab))
+        let pid = try await first.launchStateLab()
         let lastSeq = try await first.daemon.engine.submit { $0.log.lastSeq }.get()
         await first.stop()
         #expect(kill(pid, 0) == -1)

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 @testable import OffstageDaemon
 import OffstageCore
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -111,6 +112,13 @@ struct TestDaemon {
 
     func callbacks(_ app: String) async throws -> [String] {
         try await events(kind: .callback, app: app).map(\.name)
+    }
+
+    /// Installs and launches StateLab; its process.
+    func launchStateLab() async throws -> Int32 {
+        try await ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await ok(["command": "launch", "app": .string(stateLab)])
+        return try #require(try await pid(stateLab))
     }
 
     func pid(_ app: String) async throws -> Int32? {

@@ -141,12 +141,17 @@ public final class PrivatePulseAudio: Sendable {
         while !isAccepting {
             if !child.isRunning || ContinuousClock.now > deadline {
                 stop()
-                let last = (try? String(contentsOfFile: logPath, encoding: .utf8))?
-                    .split(separator: "\n").last(where: { $0.hasPrefix("E:") }).map(String.init)
-                throw AudioError(.serverUnavailable, "PulseAudio did not start: \(last ?? "no answer in time") (log: \(logPath))")
+                throw AudioError(
+                    .serverUnavailable, "PulseAudio did not start: \(lastLoggedError ?? "no answer in time") (log: \(logPath))")
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
+    }
+
+    /// The last error line (`E: …`) of the server's log, if any.
+    public var lastLoggedError: String? {
+        (try? String(contentsOfFile: logPath, encoding: .utf8))?
+            .split(separator: "\n").last(where: { $0.hasPrefix("E:") }).map(String.init)
     }
 
     /// Whether the server's socket accepts connections.

@@ -40,8 +40,7 @@ struct AudioServerCommand: AsyncParsableCommand {
             // Stopped by a signal: the cleanup ends the process.
             if TerminationSignals.isTerminating { await neverReturning() }
             // Its last error, before a temporary directory goes with the log.
-            let log = (try? String(contentsOfFile: server.logPath, encoding: .utf8)) ?? ""
-            let lastError = log.split(separator: "\n").last { $0.hasPrefix("E:") }
+            let lastError = server.lastLoggedError
             server.stopAndRemoveFiles()
             throw CommandError(
                 "PulseAudio exited on its own (\(ending ?? "gone")" + (lastError.map { "; its last error: \($0)" } ?? "") + ")")

@@ -71,12 +71,7 @@ import Testing
     /// used to leave PulseAudio running.
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP]) func aSignalStopsTheServerAndRemovesItsFiles(signal: Int32) throws {
         let (command, pulseaudio, scratch) = try startServerCommand()
-        kill(command.process.processIdentifier, signal)
-        let (status, _) = command.finish()
-        #expect(command.process.terminationReason == .uncaughtSignal)
-        #expect(status == signal)
-        #expect(kill(pulseaudio, 0) == -1 && errno == ESRCH, "PulseAudio (\(pulseaudio)) outlived the command")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+        try command.expectDiesOf(signal, stopping: pulseaudio, emptying: scratch)
     }
 
     /// A server that dies under the command is reported, not waited on forever.

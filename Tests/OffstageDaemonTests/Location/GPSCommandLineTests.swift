@@ -136,12 +136,7 @@ import Testing
         #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
         let gpsd = try #require(feed.children.first)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.hasPrefix("offstage-gpsd-") })
-        kill(feed.process.processIdentifier, signal)
-        let (status, _) = feed.finish()
-        #expect(feed.process.terminationReason == .uncaughtSignal)
-        #expect(status == signal)
         // gpsd was stopped and reaped before the feed died.
-        #expect(kill(gpsd, 0) == -1 && errno == ESRCH, "gpsd (\(gpsd)) outlived the feed")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
+        try feed.expectDiesOf(signal, stopping: gpsd, emptying: scratch)
     }
 }
