@@ -74,18 +74,30 @@ protocol SimpleCommand: ParsableCommand {
 
 extension SimpleCommand {
     func run() throws {
-        try printStatus(after: client.send(request))
+        let running = try runningApps()
+        try printStatus(after: client.send(request), runningBefore: running)
     }
 
-    /// Prints the foreground app and every running app's state, after a
-    /// warning if the command is still waiting (a launch queued behind an
-    /// app that has not answered).
-    func printStatus(after result: JSONValue) throws {
+    /// The bundle IDs of the apps that are running now.
+    func runningApps() throws -> Set<String> {
+        let status = try client.send(["command": "status"])
+        return Set(
+            (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }
+                .compactMap { $0["bundleID"]?.stringValue })
+    }
+
+    /// Prints the foreground app and every running app's state, and those
+    /// in `runningBefore` that are no longer running (killed, crashed or
+    /// exited meanwhile) as `notRunning`, after a warning if the command is
+    /// still waiting (a launch queued behind an app that has not answered).
+    func printStatus(after result: JSONValue, runningBefore: Set<String>) throws {
         if let pending = result["pending"]?.stringValue { printError("offstage: warning: \(pending)") }
         let status = try client.send(["command": "status"])
         let foreground = foregroundName(status)
-        let apps = (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }
-            .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
+        let apps = (status["apps"]?.arrayValue ?? []).filter { app in
+            app["state"]?.stringValue != "notRunning" || runningBefore.contains(app["bundleID"]?.stringValue ?? "")
+        }
+        .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
         print("foreground: \(foreground)" + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))
     }
 }

@@ -64,13 +64,14 @@ struct MemoryCommand: SimpleCommand {
     }
 
     func run() throws {
+        let running = try runningApps()
         let result = try client.send(request)
         if let pressure = result["memoryPressure"] {
             let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
             let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
             print(killed.isEmpty ? "killed no app (none suspended)" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
         }
-        try printStatus(after: result)
+        try printStatus(after: result, runningBefore: running)
     }
 }
 

@@ -42,6 +42,13 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: no system alert is shown\n")
         result = try offstage(["memory", "pressure"] + socket)
         #expect(result.stdout == "killed no app (none suspended)\nforeground: \(stateLab); \(stateLab)=active\n")
+        // An app the command ended is named as not running, not left out.
+        result = try offstage(["switcher", "kill", stateLab] + socket)
+        #expect(result.stdout == "foreground: home screen; \(stateLab)=notRunning\n")
+        result = try offstage(["home"] + socket)
+        #expect(result.stdout == "foreground: home screen\n")
+        result = try offstage(["launch", stateLab] + socket)
+        #expect(result.stdout == "foreground: \(stateLab); \(stateLab)=active\n")
         result = try offstage(["clock", "advance", "5m"] + socket)
         #expect(result.status == 1)
         #expect(result.stderr.contains("real clock"))
