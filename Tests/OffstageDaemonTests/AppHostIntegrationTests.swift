@@ -53,6 +53,24 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    @Test func aTimerForZeroSecondsFiresOnTheVirtualClockWithoutAnAdvance() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        _ = try await test.launchStateLab()
+        let before = try await test.callbacks(stateLab)
+        #expect(before.last == "applicationDidBecomeActive:")
+        // What StateLab's `schedule(after: 0)` sends, asked on the engine's loop.
+        let reply = try await test.daemon.engine.submit { engine in
+            try engine.request(stateLab, method: "scheduleTimer", params: ["after": 0])
+        }.get()
+        let timer = try #require(reply["timer"]?.intValue)
+        let callbacks = try await test.awaitEvents(kind: .callback, count: before.count + 1)
+        #expect(callbacks.last?.name == "timerFired")
+        #expect(callbacks.last?.detail["timer"]?.intValue == timer)
+        #expect(callbacks.last?.time == 0)
+        await test.stop()
+    }
+
     @Test func defaultsSurviveAKillAndRelaunch() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

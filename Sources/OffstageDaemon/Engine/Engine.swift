@@ -53,6 +53,9 @@ public final class Engine {
     var reaped: EventLoopPromise<Void>?
     var realTimer: Scheduled<Void>?
     var realTimerDeadline: ClockTime?
+    /// Virtual time: a deadline already reached (a timer for 0 s) is to be
+    /// fired on the loop's next turn.
+    var dueDeadlineQueued = false
     /// Virtual time: the wait (its watchdog) whose hang grace has run out.
     var givenUpWait: TimerID?
     /// Virtual time: the current wait (its watchdog) and when it began, in
@@ -156,8 +159,11 @@ public final class Engine {
         log.flush()
         if clock.mode == .real {
             armRealTimer()
-        } else if let wait = board.currentWait, wait.watchdog != waitStart?.watchdog {
-            waitStart = (wait.watchdog, .now())
+        } else {
+            if let wait = board.currentWait, wait.watchdog != waitStart?.watchdog {
+                waitStart = (wait.watchdog, .now())
+            }
+            fireReachedDeadlines()
         }
         if board.isIdle, !idleWaiters.isEmpty {
             let waiters = idleWaiters
@@ -345,6 +351,20 @@ public final class Engine {
         let handle = self.handle!
         realTimer = eventLoop.scheduleTask(deadline: clock.deadline(of: next)) {
             handle.timerFired()
+        }
+    }
+
+    /// Virtual time: a deadline the clock has already reached (an app's
+    /// timer for 0 s) fires now, as on the real clock, not at the next
+    /// `clock advance`. On the loop's next turn, after the actions at hand.
+    private func fireReachedDeadlines() {
+        guard !dueDeadlineQueued, let handle, let next = board.nextDeadline(), next <= now else { return }
+        dueDeadlineQueued = true
+        let bound = handle.engine
+        eventLoop.execute {
+            let engine = bound.value
+            engine.dueDeadlineQueued = false
+            engine.perform(engine.board.advance(to: engine.now))
         }
     }
 
