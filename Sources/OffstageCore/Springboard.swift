@@ -295,6 +295,17 @@ public struct Springboard: Sendable {
         return run()
     }
 
+    /// The daemon kills the app's process of launch `launch` for breaking
+    /// the protocol (logged by the caller): it is not running from now on,
+    /// as after a watchdog, and its death is not a crash of its own.
+    public mutating func killForProtocolViolation(_ bundleID: String, launch: Int, at time: ClockTime) -> [SystemAction] {
+        advanceNow(time)
+        guard let record = apps[bundleID], record.launch == launch, record.hasProcess else { return run() }
+        actions.append(.kill(app: bundleID, launch: launch))
+        terminate(bundleID, reason: "protocolViolation")
+        return run()
+    }
+
     /// Moves time forward to `time`, firing every timer due by then in order.
     public mutating func advance(to time: ClockTime) -> [SystemAction] {
         while let (_, deadline, event) = timers.popDue(by: time) {

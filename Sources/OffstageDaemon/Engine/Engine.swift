@@ -406,6 +406,8 @@ public final class Engine {
             host.terminate(process.pid)
             try? store.forgetProcess(app)
             let from = board.state(of: app) ?? .notRunning
+            // Killed already (a protocol violation) and not yet reaped: logged then.
+            if !board.hasProcess(app) { continue }
             record(LogEntry(
                 kind: .state, app: app, name: AppState.notRunning.rawValue,
                 detail: ["from": .string(from.rawValue), "reason": "daemonStopped"]))
