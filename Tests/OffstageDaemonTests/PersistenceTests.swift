@@ -62,4 +62,29 @@ struct PersistenceTests {
         #expect(exited.wait(timeout: .now() + 5) == .success)
         await test.stop()
     }
+
+    @Test func aDeadOrphanNobodyReapedIsNotKilledAgain() async throws {
+        let directory = try temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        // A recorded app process that has exited but was never reaped (its
+        // daemon died, and the init of a container may not reap): a zombie.
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { for pointer in argv { free(pointer) } }
+        #expect(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
+        defer { waitpid(pid, nil, 0) }
+        var info = siginfo_t()
+        #expect(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0)  // exited, not reaped
+        #expect(AppProcessHost.state(of: pid) == "Z")
+        do {
+            let store = try AppStore(path: directory + "/data/offstage.sqlite")
+            try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
+        }
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        let events = try await test.events()
+        #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])
+        #expect(events.last?.app == "orphan" && events.last?.detail == ["reason": "daemonDied"])
+        await test.stop()
+    }
 }

@@ -106,7 +106,8 @@ public final class Engine {
     func reapOrphans() {
         guard let recorded = try? store.recordedProcesses() else { return }
         for (bundleID, pid, ticks) in recorded {
-            if AppProcessHost.startTicks(of: pid) == ticks {
+            // A zombie (dead, its parent gone and nobody reaping it) is not killed again.
+            if AppProcessHost.startTicks(of: pid) == ticks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
                 host.terminate(pid)
                 record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
             }
