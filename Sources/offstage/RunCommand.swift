@@ -32,7 +32,36 @@ struct RunCommand: AsyncParsableCommand {
         return resolved(a) == resolved(b)
     }
 
+    /// Why `path` cannot be written as a file, or nil if it can.
+    static func writeProblem(_ path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { return "it is a directory" }
+            return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return "there is no directory \(directory)"
+        }
+        return access(directory, W_OK) == 0 ? nil : "\(directory): \(String(cString: strerror(errno)))"
+    }
+
     func run() async throws {
+        // The golden files first: a bad path fails before the scenario takes its time.
+        var expected: String?
+        if let check {
+            guard let text = try? String(contentsOfFile: check, encoding: .utf8) else {
+                var isDirectory: ObjCBool = false
+                let reason =
+                    access(check, R_OK) != 0 ? String(cString: strerror(errno))
+                    : FileManager.default.fileExists(atPath: check, isDirectory: &isDirectory) && isDirectory.boolValue
+                        ? "it is a directory" : "it is not UTF-8 text"
+                fail("cannot read golden file \(check): \(reason)")
+            }
+            expected = text
+        }
+        if let record, let problem = Self.writeProblem(record) { fail("cannot write \(record): \(problem)") }
         let loaded: Scenario
         do {
             loaded = try Scenario.load(path: scenario)
@@ -96,15 +125,14 @@ struct RunCommand: AsyncParsableCommand {
             do {
                 try golden.write(toFile: record, atomically: true, encoding: .utf8)
             } catch {
-                fail("cannot write \(record): \(error.localizedDescription)")
+                fail("cannot write \(record): \(Self.writeProblem(record) ?? error.localizedDescription)")
             }
             if !quiet { FileHandle.standardError.write(Data("recorded \(outcome.timeline.count) events to \(record)\n".utf8)) }
             if failed {
                 FileHandle.standardError.write(Data("offstage: warning: \(record) records a run that failed its expectations\n".utf8))
             }
         }
-        if let check {
-            guard let expected = try? String(contentsOfFile: check, encoding: .utf8) else { fail("cannot read golden file \(check)") }
+        if let check, let expected {
             if let difference = firstDifference(expected: expected, actual: golden) {
                 FileHandle.standardError.write(Data("FAIL timeline differs from \(check):\n\(difference)\n".utf8))
                 failed = true

@@ -292,6 +292,24 @@ struct CLITests {
         #expect(try String(contentsOfFile: directory + "/golden.txt", encoding: .utf8) == "not a timeline\n")
     }
 
+    @Test func unusableGoldenPathsFailBeforeTheScenarioRuns() throws {
+        let directory = try temporaryDirectory()
+        let scenario = Paths.sample("scenarios/statelab-launch.yaml")
+        let cases: [([String], String)] = [
+            (["--record", directory + "/missing/golden.txt"], "cannot write \(directory)/missing/golden.txt: there is no directory \(directory)/missing"),
+            (["--record", directory], "cannot write \(directory): it is a directory"),
+            (["--check", directory + "/missing.txt"], "cannot read golden file \(directory)/missing.txt: No such file or directory"),
+            (["--check", directory], "cannot read golden file \(directory): it is a directory"),
+        ]
+        for (options, message) in cases {
+            let result = try offstage(["run", scenario] + options)
+            #expect(result.status == 1)
+            #expect(result.stderr == "offstage: error: \(message)\n")
+            // Nothing ran: no scenario line, no timeline.
+            #expect(result.stdout.isEmpty, "\(options): \(result.stdout)")
+        }
+    }
+
     @Test func twoAppsSharingALastPartAreToldApartInTheTimeline() throws {
         let directory = try temporaryDirectory()
         // A second app named StateLab under another id (the same executable).
