@@ -85,10 +85,15 @@ struct DeviceCommand: SimpleCommand {
         case timeJump = "time-jump"
     }
     @Argument(help: "battery, orientation, locale or time-jump.") var what: What
-    @Argument(help: "The new value.") var value: String?
+    // Every word that is not a known option, so that a negative level
+    // (`battery -1`) is a value the range check refuses, not an option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
     @OptionGroup var client: ClientOptions
 
+    var value: String? { values.first }
+
     func validate() throws {
+        if values.count > 1 { throw ValidationError("device \(what.rawValue) takes one value (got \(values.joined(separator: " ")))") }
         if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
         if what == .timeJump, let value { throw ValidationError("device time-jump takes no value (got \(value))") }
         if what == .battery, Double(value ?? "").map({ (0...1).contains($0) }) != true {

@@ -170,6 +170,17 @@ struct CLITests {
         result = try offstage(["device", "locale", ""] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR (see offstage device --help)\n")
+        result = try offstage(["device", "locale", "  "] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR, not \"  \" (see offstage device --help)\n")
+        // A negative level is a value out of range, not an option (it said a value was missing).
+        for level in ["-1", "-0.5", "2"] {
+            result = try offstage(["device", "battery", level] + nowhere())
+            #expect(result.status == 64)
+            #expect(result.stderr == "offstage: error: battery level must be a number from 0 to 1 (see offstage device --help)\n", "\(level)")
+        }
+        result = try offstage(["device", "battery", "0.5", "0.7"] + nowhere())
+        #expect(result.stderr == "offstage: error: device battery takes one value (got 0.5 0.7) (see offstage device --help)\n")
         // ArgumentParser reads -5s as options; it used to say a duration was missing.
         result = try offstage(["clock", "advance", "-5s"] + nowhere())
         #expect(result.status == 64)

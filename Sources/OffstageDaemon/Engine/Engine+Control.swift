@@ -258,8 +258,11 @@ extension Engine {
             }
             return (.orientation, ["orientation": .string(orientation)])
         case "locale":
-            guard let locale = value?.stringValue, !locale.isEmpty else {
-                throw DaemonError(.badRequest, "device locale needs an identifier such as fr_FR")
+            // An identifier such as fr_FR, zh-Hans_CN or de_DE@collation=phonebook: no blanks, no quotes.
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-@=.;")
+            guard let locale = value?.stringValue, !locale.isEmpty, locale.allSatisfy(allowed.contains) else {
+                let given = value?.stringValue.map { $0.isEmpty ? "" : ", not \(JSONValue.string($0).jsonText)" } ?? ""
+                throw DaemonError(.badRequest, "device locale needs an identifier such as fr_FR\(given)")
             }
             return (.locale, ["locale": .string(locale)])
         case "time-jump":
