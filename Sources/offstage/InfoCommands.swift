@@ -37,7 +37,7 @@ struct EventsCommand: ParsableCommand {
         commandName: "events", abstract: "The timeline of app callbacks, state changes, system events and errors.")
     @Flag(help: "Keep printing new events as they happen.") var follow = false
     @Flag(help: "One JSON object per line: seq, time, app, kind, name, detail.") var json = false
-    @Option(help: ArgumentHelp("Only this app's events: its bundle id, or the last part of it as the timeline shows it.", valueName: "bundle-id")) var app: String?
+    @Option(help: ArgumentHelp("Only this app's events: its bundle id, or the last part of it as the timeline shows it (with --follow, a bundle id not installed yet is waited for).", valueName: "bundle-id")) var app: String?
     @Option(parsing: .unconditional, help: "Only events after this seq.") var after: Int = 0
     @OptionGroup var client: ClientOptions
 
@@ -58,6 +58,14 @@ struct EventsCommand: ParsableCommand {
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }
+        // The daemon follows a bundle id nobody knows yet (an app installed
+        // later); a typo would look like "no events yet", so say so.
+        if let app, events.isEmpty {
+            let known = json ? (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? [] : installed
+            if !known.contains(app) {
+                printError("offstage: warning: no app \(app) is installed or in the event log yet; waiting for its events")
+            }
+        }
         var stoppedCleanly = false
         do {
             while let line = try socket.receive() {

@@ -251,10 +251,19 @@ struct CLITests {
         #expect(daemon.awaitLine(containing: "offstage daemon running", onStandardError: true))
         let follower = try RunningOffstage(["events", "--follow"] + socket)
         #expect(follower.awaitLine(containing: "[daemonStarted]"))
+        // Following an app nobody knows (installed later, or a typo) waits, and says so.
+        let waiting = try RunningOffstage(["events", "--follow", "--app", "com.example.Later"] + socket)
+        #expect(waiting.awaitLine(
+            containing: "offstage: warning: no app com.example.Later is installed or in the event log yet; waiting for its events",
+            onStandardError: true))
         kill(daemon.process.processIdentifier, SIGKILL)
         let (status, stderr) = follower.finish()
         #expect(status == 1)
         #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
+        let (waitingStatus, waitingStderr) = waiting.finish()
+        #expect(waitingStatus == 1)
+        // (The warning line was read by awaitLine: the rest is the error.)
+        #expect(waitingStderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {
