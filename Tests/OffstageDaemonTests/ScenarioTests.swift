@@ -59,13 +59,17 @@ struct ScenarioTests {
                 do: launch \(stateLab)
             expect:
               \(stateLab):
-                - application:willFinishLaunchingWithOptions:
-                - applicationDidBecomeActive:
+                callbacks:
+                  - application:willFinishLaunchingWithOptions:
+                  - applicationDidBecomeActive:
+                finalState: background
             """
         let scenario = try Scenario.parse(yaml, file: "wrong.yaml")
         let outcome = try await ScenarioRunner(scenario: scenario, executableSearchPaths: [Paths.products]).run()
+        // Each at the line it is about: the callback that differs, finalState.
         #expect(outcome.failures == [
-            "wrong.yaml:7: \(stateLab): callback 2 was application:didFinishLaunchingWithOptions:, expected applicationDidBecomeActive: (got 3 callbacks, expected 2)"
+            "wrong.yaml:10: \(stateLab): callback 2 was application:didFinishLaunchingWithOptions:, expected applicationDidBecomeActive: (got 3 callbacks, expected 2)",
+            "wrong.yaml:11: \(stateLab): final state active, expected background",
         ])
         // A failed run keeps its daemon's data for a look; this one is done with.
         let kept = try #require(outcome.dataDirectory)
@@ -185,7 +189,8 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - at: 1m\n    do: home\nend: 30s\n", "bad.yaml:5: end (30 s) is before the last step (60 s)"),
         ("apps: [a]\nhangGrace: 0s\n", "bad.yaml:2: hangGrace must be at least 10ms"),
         ("apps: [a]\nexpect:\n  x:\n    callbacks: [applicationDidBecomeActive:]\n", "bad.yaml:4: not valid YAML: found unexpected ':' (quote names"),
-        ("apps: [a]\nsteps:\n  - at: 1s\n    at: 2s\n    do: home\n", "bad.yaml:3: not valid YAML: a key appears twice in one mapping: at"),
+        ("apps: [a]\nsteps:\n  - at: 1s\n    at: 2s\n    do: home\n", "bad.yaml:4: not valid YAML: a key appears twice in one mapping: at"),
+        ("name: a\nname: b\napps: [a]\nsteps: []\n", "bad.yaml:2: not valid YAML: a key appears twice in one mapping: name"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

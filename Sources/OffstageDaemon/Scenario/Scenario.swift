@@ -19,7 +19,12 @@ public struct Scenario: Sendable {
         public var app: String
         public var callbacks: [String]?
         public var finalState: AppState?
+        /// The line of the app's key.
         public var line: Int
+        /// The line of each expected callback, and of `finalState`: where
+        /// a failed expectation points.
+        public var callbackLines: [Int] = []
+        public var finalStateLine: Int?
     }
 
     public var name: String
@@ -210,6 +215,7 @@ extension Scenario {
                 }
                 if let list = value.sequence {
                     expectation.callbacks = try list.map(callbackName)
+                    expectation.callbackLines = list.map { $0.mark?.line ?? expectation.line }
                 } else if let object = value.mapping {
                     for (key, _) in object where !["callbacks", "finalState"].contains(key.string ?? "") {
                         throw error(key, "unknown expectation key \"\(key.string ?? "?")\" (callbacks, finalState)")
@@ -217,12 +223,14 @@ extension Scenario {
                     if let node = object["callbacks"] {
                         guard let list = node.sequence else { throw error(node, "callbacks is a list of callback names") }
                         expectation.callbacks = try list.map(callbackName)
+                        expectation.callbackLines = list.map { $0.mark?.line ?? expectation.line }
                     }
                     if let stateNode = object["finalState"] {
                         guard let raw = stateNode.string, let state = AppState(rawValue: raw) else {
                             throw error(stateNode, "finalState must be one of \(AppState.allCases.map(\.rawValue).joined(separator: ", "))")
                         }
                         expectation.finalState = state
+                        expectation.finalStateLine = stateNode.mark?.line
                     }
                 } else {
                     throw error(value, "expected a list of callbacks, or {callbacks: […], finalState: …}")
@@ -240,7 +248,23 @@ extension Scenario {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
             return mark.line
-        case .duplicatedKeysInMapping(_, let context):
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams marks the key's first appearance; the mistake is the
+            // second, the next line down that starts with the key in the
+            // same column.
+            guard let key = duplicates.first, context.mark.column >= 1 else { return context.mark.line }
+            let lines = context.text.split(separator: "\n", omittingEmptySubsequences: false)
+            let indent = context.mark.column - 1
+            for index in context.mark.line..<lines.count {
+                let line = lines[index]
+                guard line.count > indent else { continue }
+                let rest = line.dropFirst(indent)
+                if line.prefix(indent).allSatisfy({ $0 == " " || $0 == "-" }), rest.hasPrefix(key),
+                    rest.dropFirst(key.count).drop(while: { $0 == " " }).first == ":"
+                {
+                    return index + 1
+                }
+            }
             return context.mark.line
         default:
             return nil

@@ -144,7 +144,7 @@ public struct ScenarioRunner {
     func check(_ timeline: [Event], finalStates: [String: AppState]) -> [String] {
         var failures: [String] = []
         for expectation in scenario.expectations {
-            let where_ = "\(scenario.file):\(expectation.line)"
+            func at(_ line: Int?) -> String { "\(scenario.file):\(line ?? expectation.line)" }
             if let expected = expectation.callbacks {
                 let actual = timeline.filter { $0.kind == .callback && $0.app == expectation.app }.map(\.name)
                 if actual != expected {
@@ -154,13 +154,16 @@ public struct ScenarioRunner {
                         index >= actual.count
                         ? "callback \(index + 1) never came, expected \(expected[index])"
                         : "callback \(index + 1) was \(actual[index]), expected \(index < expected.count ? expected[index] : "nothing more")"
+                    // At the expected callback that differs; past the list's end, at its last.
+                    let line = expectation.callbackLines.isEmpty
+                        ? nil : expectation.callbackLines[min(index, expectation.callbackLines.count - 1)]
                     failures.append(
-                        "\(where_): \(expectation.app): \(what) (got \(actual.count) callbacks, expected \(expected.count))")
+                        "\(at(line)): \(expectation.app): \(what) (got \(actual.count) callbacks, expected \(expected.count))")
                 }
             }
             if let state = expectation.finalState, finalStates[expectation.app] != state {
                 failures.append(
-                    "\(where_): \(expectation.app): final state \(finalStates[expectation.app]?.rawValue ?? "unknown"), expected \(state.rawValue)")
+                    "\(at(expectation.finalStateLine)): \(expectation.app): final state \(finalStates[expectation.app]?.rawValue ?? "unknown"), expected \(state.rawValue)")
             }
         }
         return failures
