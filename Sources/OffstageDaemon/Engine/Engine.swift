@@ -406,9 +406,10 @@ public final class Engine {
         for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
             host.terminate(process.pid)
             try? store.forgetProcess(app)
-            let from = board.state(of: app) ?? .notRunning
-            // Killed already (a protocol violation) and not yet reaped: logged then.
+            // Killed already (for a protocol violation) and not yet reaped:
+            // its notRunning was logged with the kill.
             if !board.hasProcess(app) { continue }
+            let from = board.state(of: app) ?? .notRunning
             record(LogEntry(
                 kind: .state, app: app, name: AppState.notRunning.rawValue,
                 detail: ["from": .string(from.rawValue), "reason": "daemonStopped"]))
