@@ -16,7 +16,8 @@ public enum LocationFeedSpeed: Sendable, Hashable, CustomStringConvertible {
             self = .maximum
             return
         }
-        guard let n = Double(t.hasSuffix("x") ? String(t.dropLast()) : t), n.isFinite, n > 0 else { return nil }
+        // Beyond these a fix's wait is too long or too short to be a duration.
+        guard let n = Double(t.hasSuffix("x") ? String(t.dropLast()) : t), n >= 0.001, n <= 1_000_000 else { return nil }
         self = .factor(n)
     }
 

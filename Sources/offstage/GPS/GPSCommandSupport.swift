@@ -15,7 +15,7 @@ struct GPSFixtureOptions: ParsableArguments {
     @Option(help: "Speed in m/s used to time GPX routes and waypoints.")
     var routeSpeed: Double = 20
 
-    @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2000-01-01T00:00:00Z).")
+    @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2024-01-01T00:00:00Z).")
     var start: String?
 
     @Option(help: "Date (YYYY-MM-DD) to assume for NMEA logs with GGA but no RMC.")

@@ -29,13 +29,17 @@ struct GPSFeedCommand: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard LocationFeedSpeed(parsing: speed) != nil else { throw ValidationError("--speed \(speed): expected a positive number or max") }
+        guard LocationFeedSpeed(parsing: speed) != nil else { throw ValidationError("--speed \(speed): expected a number from 0.001 to 1000000, or max") }
     }
 
     func run() async throws {
         try await reportingErrors {
             let pace = LocationFeedSpeed(parsing: speed)!
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
+            // The fixes are counted first (for the progress), then fed: a second read a pipe cannot give.
+            guard reader.isRegularFile else {
+                throw CommandError("\(file): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first")
+            }
             let total = try reader.count()
             guard total > 0 else { throw CommandError("\(file) has no fixes") }
             let gpsd = try GPSDFeedTarget(target)

@@ -16,6 +16,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    @Test func pipesAndDirectoriesAreRefusedBeforeAnyLineIsLost() throws {
+        let dir = try makeTemporaryDirectory()
+        // A feed reads its fixture twice (count, then feed): from a pipe it fed nothing and exited 0.
+        let pipe = dir.appendingPathComponent("fixes.nmea").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let feed = try offstage("gps", "feed", pipe)
+        #expect(feed.status == 1)
+        #expect(feed.stderr == "offstage: error: \(pipe): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+        // Guessing a pipe's format read its first lines, which were then lost.
+        let unnamed = dir.appendingPathComponent("fixes").path
+        #expect(mkfifo(unnamed, 0o600) == 0)
+        let convert = try offstage("gps", "convert", unnamed, dir.appendingPathComponent("out.json").path)
+        #expect(convert.status == 1)
+        #expect(convert.stderr == "offstage: error: \(unnamed): not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)\n")
+        let directory = dir.appendingPathComponent("d.gpx").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        let fromDirectory = try offstage("gps", "convert", directory, dir.appendingPathComponent("out.json").path)
+        #expect(fromDirectory.status == 1)
+        #expect(fromDirectory.stderr == "offstage: error: \(directory): is a directory\n")
+    }
+
     @Test func strictConvertNamesFileAndLine() throws {
         let dir = try makeTemporaryDirectory()
         let input = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n$GPRMC,120000*00\n", to: "in.nmea", in: dir)
@@ -108,7 +129,12 @@ import Testing
     @Test func badOptionsAreOneLineErrors() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let speed = try offstage("gps", "feed", fixture, "--speed", "fast")
-        #expect(speed.status == 64 && speed.stderr == "offstage: error: --speed fast: expected a positive number or max (see offstage gps feed --help)\n")
+        #expect(speed.status == 64 && speed.stderr == "offstage: error: --speed fast: expected a number from 0.001 to 1000000, or max (see offstage gps feed --help)\n")
+        // Speeds whose waits are no duration crashed the feed (and left its gpsd running).
+        for huge in ["1e308", "1e-300"] {
+            let run = try offstage("gps", "feed", fixture, "--speed", huge)
+            #expect(run.status == 64 && run.stderr == "offstage: error: --speed \(huge): expected a number from 0.001 to 1000000, or max (see offstage gps feed --help)\n")
+        }
         let coordinate = try offstage("gps", "fix", "91", "0")
         #expect(coordinate.status == 1 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate\n")
         let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
