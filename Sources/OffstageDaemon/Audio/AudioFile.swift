@@ -48,12 +48,21 @@ public final class AudioFile {
             throw AudioError(.fileNotFound, "\(path): no such file")
         }
         guard !isDirectory.boolValue else { throw AudioError(.notAudio, "\(path): is a directory, not an audio file") }
+        // A pipe or a device: libsndfile would wait on it (for good, on a
+        // FIFO nobody writes), and playback seeks.
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw AudioError(.notAudio, "\(path): not a regular file (a pipe or a device), not an audio file")
+        }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw AudioError(.fileNotFound, "\(path): not readable (permission denied)")
         }
         var info = SF_INFO()
         guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
-            let reason = String(cString: sf_strerror(nil))
+            var reason = String(cString: sf_strerror(nil))
+            // libsndfile says this of bytes in no format it knows (MP3 decoding
+            // found no frame); the file was checked to be regular above.
+            if reason.contains("is not a regular file") { reason = "no format it knows" }
             throw AudioError(.notAudio, "\(path): not an audio file libsndfile can read (\(reason))")
         }
         self.handle = handle

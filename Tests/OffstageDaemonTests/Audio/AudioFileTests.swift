@@ -54,6 +54,15 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
         #expect(error?.code == .notAudio)
         #expect(error?.message.hasPrefix(text) == true)
         #expect(#expect(throws: AudioError.self) { try AudioFile(path: dir.path) }?.code == .notAudio)
+        // A FIFO nobody writes: refused at once (libsndfile waited on it for good).
+        let fifo = dir.appendingPathComponent("song.wav").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let pipe = #expect(throws: AudioError.self) { try AudioFile(path: fifo) }
+        #expect(pipe?.message == "\(fifo): not a regular file (a pipe or a device), not an audio file")
+        // Bytes in no format: libsndfile's own text blamed a pipe.
+        let noise = try write(String(repeating: "\u{7}x", count: 5000), to: "noise.mp3", in: dir)
+        let unknown = #expect(throws: AudioError.self) { try AudioFile(path: noise) }
+        #expect(unknown?.message == "\(noise): not an audio file libsndfile can read (no format it knows)")
     }
 
     @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg"])
