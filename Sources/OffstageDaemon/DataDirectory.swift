@@ -19,10 +19,8 @@ func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755
         prefix += "/" + component
         if mkdir(prefix, permissions) == 0 { continue }
         let error = errno
-        var info = stat()
-        if error == EEXIST, stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { continue }
-        var link = stat()
-        let dangling = error == EEXIST && lstat(prefix, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
+        if error == EEXIST, FileKind(atPath: prefix) == .directory { continue }
+        let dangling = error == EEXIST && FileKind(atPath: prefix, followingLinks: false) == .symbolicLink
         let reason =
             dangling ? "\(prefix) is a symbolic link to nothing"
             : error == EEXIST ? "\(prefix) is not a directory" : String(cString: strerror(error))

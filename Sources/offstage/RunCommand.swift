@@ -34,16 +34,13 @@ struct RunCommand: AsyncParsableCommand {
 
     /// Why `path` cannot be written as a file, or nil if it can.
     static func writeProblem(_ path: String) -> String? {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { return "it is a directory" }
+        if let kind = FileKind(atPath: path) {
+            if kind == .directory { return "it is a directory" }
             return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
         }
         let parent = (path as NSString).deletingLastPathComponent
         let directory = parent.isEmpty ? "." : parent
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return "there is no directory \(directory)"
-        }
+        guard FileKind(atPath: directory) == .directory else { return "there is no directory \(directory)" }
         return access(directory, W_OK) == 0 ? nil : "\(directory): \(String(cString: strerror(errno)))"
     }
 
@@ -52,11 +49,9 @@ struct RunCommand: AsyncParsableCommand {
         var expected: String?
         if let check {
             guard let text = try? String(contentsOfFile: check, encoding: .utf8) else {
-                var isDirectory: ObjCBool = false
                 let reason =
                     access(check, R_OK) != 0 ? String(cString: strerror(errno))
-                    : FileManager.default.fileExists(atPath: check, isDirectory: &isDirectory) && isDirectory.boolValue
-                        ? "it is a directory" : "it is not UTF-8 text"
+                    : FileKind(atPath: check) == .directory ? "it is a directory" : "it is not UTF-8 text"
                 fail("cannot read golden file \(check): \(reason)")
             }
             expected = text

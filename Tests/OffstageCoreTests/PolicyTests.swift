@@ -88,10 +88,7 @@ struct PolicyTests {
     }
 
     @Test func memoryWarningGoesToRunningAppsOnly() throws {
-        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
-        try device.submit(.launch(lab))
-        try device.submit(.launch(other))
-        device.clear()
+        var device = try labThenOtherLaunched()
         try device.submit(.memoryWarning)
         #expect(device.names(other) == [CB.memoryWarning])
         #expect(device.names(lab) == [])
@@ -113,10 +110,7 @@ struct PolicyTests {
     }
 
     @Test func notificationsAreQueuedAndCoalescedForSuspendedApps() throws {
-        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
-        try device.submit(.launch(lab))
-        try device.submit(.launch(other))
-        device.clear()
+        var device = try labThenOtherLaunched()
         try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
         try device.submit(.deviceChange(.batteryLevel, ["level": 0.2]))
         try device.submit(.deviceChange(.locale, ["locale": "fr_FR"]))
@@ -136,10 +130,7 @@ struct PolicyTests {
     /// UIKit posts a battery, orientation or locale change only when the
     /// value changes; a time jump is news every time.
     @Test func theSameDeviceValueAgainNotifiesNobody() throws {
-        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
-        try device.submit(.launch(lab))
-        try device.submit(.launch(other))
-        device.clear()
+        var device = try labThenOtherLaunched()
         try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
         try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
         try device.submit(.deviceChange(.orientation, ["orientation": "landscapeLeft"]))
@@ -301,6 +292,15 @@ struct PolicyTests {
         let actions = try board.submit(.launch(lab), at: .zero)
         #expect(actions.contains(.spawn(app: lab, launch: 1)))
         #expect(throws: LifecycleError.self) { try board.uninstall(lab) }
+    }
+
+    /// StateLab launched, then Other in front of it; the log cleared.
+    func labThenOtherLaunched() throws -> DeviceHarness {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        try device.submit(.launch(lab))
+        try device.submit(.launch(other))
+        device.clear()
+        return device
     }
 }
 

@@ -43,15 +43,13 @@ public final class AudioFile {
     ///   `corrupt`; the message names the file.
     public init(path: String) throws(AudioError) {
         self.path = path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw AudioError(.fileNotFound, "\(path): no such file")
-        }
-        guard !isDirectory.boolValue else { throw AudioError(.notAudio, "\(path): is a directory, not an audio file") }
-        // A pipe or a device: libsndfile would wait on it (for good, on a
-        // FIFO nobody writes), and playback seeks.
-        var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        switch FileKind(atPath: path) {
+        case nil: throw AudioError(.fileNotFound, "\(path): no such file")
+        case .directory: throw AudioError(.notAudio, "\(path): is a directory, not an audio file")
+        case .regular: break
+        default:
+            // A pipe or a device: libsndfile would wait on it (for good, on a
+            // FIFO nobody writes), and playback seeks.
             throw AudioError(.notAudio, "\(path): not a regular file (a pipe or a device), not an audio file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else {

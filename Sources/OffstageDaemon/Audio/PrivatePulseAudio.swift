@@ -73,8 +73,7 @@ public final class PrivatePulseAudio: Sendable {
                 throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
             }
             // The socket's name is taken: a stale socket is replaced, anything else kept.
-            var info = stat()
-            if lstat(native, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+            if let kind = FileKind(atPath: native, followingLinks: false), kind != .socket {
                 throw AudioError(.serverUnavailable, "\(native) exists and is not a socket; name another directory")
             }
         }

@@ -132,10 +132,8 @@ extension Engine {
         record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
         log.flush()
         if kill, let app, let process = processes[app], launch == nil || process.launch == launch {
-            let actions = board.killForProtocolViolation(app, launch: process.launch, at: now)
-            // A process the core no longer counts as running is killed all the same.
-            if !actions.contains(where: { if case .kill = $0 { true } else { false } }) { host.terminate(process.pid) }
-            perform(actions)
+            // One the core counts as gone already was killed already.
+            perform(board.killForProtocolViolation(app, launch: process.launch, at: now))
         }
     }
 }

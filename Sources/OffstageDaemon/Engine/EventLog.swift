@@ -40,8 +40,7 @@ public final class EventLog {
         self.capacity = capacity
         if let path {
             // Only a regular file is read back (not a device such as /dev/full).
-            var info = stat()
-            let regular = stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+            let regular = FileKind(atPath: path) == .regular
             events = regular ? Self.tail(of: path, bytes: Self.reloadedBytes, limit: capacity) : []
             nextSeq = (events.last?.seq ?? (regular ? Self.lastSeq(in: path) : nil) ?? 0) + 1
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

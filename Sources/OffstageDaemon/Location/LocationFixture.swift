@@ -73,17 +73,16 @@ public struct LocationFixtureReader: Sendable {
     /// - Throws: ``LocationFixtureError`` if the format cannot be detected.
     public init(path: String, format: LocationFixtureFormat? = nil, options: LocationFixtureReadOptions = .init()) throws {
         self.path = path
-        var info = stat()
-        if stat(path, &info) == 0 {
-            if info.st_mode & S_IFMT == S_IFDIR {
-                throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "is a directory"))
-            }
-            // Guessing the format reads the start of the file, which a pipe
-            // cannot give back: those lines would be lost.
-            if info.st_mode & S_IFMT != S_IFREG, format == nil, LocationFixtureFormat(pathExtension: path) == nil {
-                throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
-                    file: path, line: 0, message: "not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)"))
-            }
+        let kind = FileKind(atPath: path)
+        isRegularFile = kind == .regular
+        if kind == .directory {
+            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "is a directory"))
+        }
+        // Guessing the format reads the start of the file, which a pipe
+        // cannot give back: those lines would be lost.
+        if kind == .other, format == nil, LocationFixtureFormat(pathExtension: path) == nil {
+            throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
+                file: path, line: 0, message: "not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)"))
         }
         self.format = try format ?? LocationFixtureFormat.detect(path: path)
         self.options = options
@@ -100,10 +99,7 @@ public struct LocationFixtureReader: Sendable {
     }
 
     /// Whether the file can be read more than once (not a pipe or a device).
-    public var isRegularFile: Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-    }
+    public let isRegularFile: Bool
 
     /// Counts the fixes without keeping them (a first pass for progress).
     public func count() throws -> Int {

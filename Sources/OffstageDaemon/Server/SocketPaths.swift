@@ -52,10 +52,9 @@ enum SocketPreparation {
             try makeDirectory(directory, for: "socket directory", permissions: 0o700)
             chmod(directory, 0o700)
         }
-        var info = stat()
-        if lstat(path, &info) == 0 {
+        if let kind = FileKind(atPath: path, followingLinks: false) {
             // Only a socket is taken over: anything else there is someone's file.
-            guard info.st_mode & S_IFMT == S_IFSOCK else {
+            guard kind == .socket else {
                 throw DaemonError(.badRequest, "\(path) exists and is not a socket; choose another --socket path")
             }
             if (try? LineSocket(connectingTo: path)) != nil {
