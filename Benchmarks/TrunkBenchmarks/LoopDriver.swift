@@ -10,27 +10,20 @@ import OffstageProtocol
 /// command also hops from a Swift task onto the loop and back.)
 enum LoopDriver {
     /// Runs `requests` in order, `times` over; fails on the first failure.
-    /// - Parameter ready: checked on the loop before each command; while it
-    ///   is false the loop polls it every 50 µs (sleeping in between), for
-    ///   up to 5 s.
+    /// - Parameter before: runs on the loop before each command and may
+    ///   block it (the wake benchmark waits there for BenchApp to stop, as
+    ///   its baseline waits in `waitpid`); an error fails the run.
     static func run(
-        _ requests: [JSONValue], times: Int, on engine: EngineHandle, ready: (@Sendable () -> Bool)? = nil
+        _ requests: [JSONValue], times: Int, on engine: EngineHandle, before: (@Sendable () throws -> Void)? = nil
     ) async throws {
         let total = requests.count * times
         let loop = engine.eventLoop
         try await engine.flatSubmit { engine in
             let done = loop.makePromise(of: Void.self)
             let bound = NIOLoopBound(engine, eventLoop: loop)
-            @Sendable func issue(_ index: Int, waitingSince: NIODeadline? = nil) {
+            @Sendable func issue(_ index: Int) {
                 guard index < total else { return done.succeed() }
-                if let ready, !ready() {
-                    let since = waitingSince ?? .now()
-                    guard NIODeadline.now() - since < .seconds(5) else {
-                        return done.fail(BenchError("not ready for command \(index) after 5 s"))
-                    }
-                    loop.scheduleTask(in: .microseconds(50)) { issue(index, waitingSince: since) }
-                    return
-                }
+                do { try before?() } catch { return done.fail(error) }
                 let request = requests[index % requests.count]
                 bound.value.control(request).whenComplete { result in
                     switch result {

@@ -10,7 +10,7 @@ import OffstageDaemon
 ///
 /// The daemon runs with a zero wake window, so the app is suspended (and
 /// frozen) again as soon as it acks, and every sample starts from a frozen
-/// process (checked in `/proc` before each one).
+/// process (waited for with `waitid`, as the baseline waits in `waitpid`).
 enum WakeBenchmark {
     static func run(_ context: BenchContext, iterations: Int, into report: inout Report) async throws {
         let peer = try Baselines.peer(executable: context.executable, codec: .raw, warmUp: 50)
@@ -29,11 +29,11 @@ enum WakeBenchmark {
             let wake: JSONValue = ["command": "wake", "app": .string(app), "callback": .string(BenchApp.pingCallback)]
 
             for _ in 0..<min(iterations, 50) {
-                try waitUntil { processState(pid) == "T" }
+                try waitStopped(pid)
                 try await harness.control(wake)
             }
             _ = try await harness.handlerEntries(of: app, path: nil)
-            try waitUntil { processState(pid) == "T" }
+            try waitStopped(pid)
             _ = harness.stamps.take()
             let watched = WatchedThreads(threads: [
                 ("engine loop", getpid(), try await harness.engineThread()), ("BenchApp", pid, pid),
@@ -41,18 +41,18 @@ enum WakeBenchmark {
             ])
             let before = watched.read()
             // In rounds: baseline wakes, then as many wakes driven on the
-            // engine's loop, each once BenchApp is seen frozen.
+            // engine's loop, each once the loop has waited for BenchApp to stop.
             var done = 0
             while done < iterations {
                 let round = min(RoundTripBenchmark.roundLength, iterations - done)
                 for _ in 0..<round { try Baselines.wake(peer, into: &baseline) }
-                try await LoopDriver.run([wake], times: round, on: harness.daemon.engine) { processState(pid) == "T" }
+                try await LoopDriver.run([wake], times: round, on: harness.daemon.engine) { try waitStopped(pid) }
                 done += round
             }
             let accounting = watched.describe(
                 from: before, operations: iterations, per: "iteration: one wake, one baseline wake")
             let stamps = harness.stamps.take()
-            try waitUntil { processState(pid) == "T" }
+            try waitStopped(pid)
             let entries = try await harness.handlerEntries(of: app, path: harness.directory + "/handler-entries.txt")
             var engine = Samples()
             var deliverToAck = Samples()
@@ -78,7 +78,7 @@ enum WakeBenchmark {
             var controlBaseline = Samples()
             for _ in 0..<iterations {
                 try Baselines.wake(peer, into: &controlBaseline)
-                try waitUntil { processState(pid) == "T" }
+                try waitStopped(pid)
                 try await control.time { try await harness.control(wake) }
             }
             let bare = Report.Baseline(name: "SIGCONT+ping-pong", samples: baseline)
@@ -92,11 +92,11 @@ enum WakeBenchmark {
                 baseline: Report.Baseline(name: "SIGCONT+ping-pong", samples: controlBaseline))
             report.note("wake, scheduler accounting: " + accounting)
             report.note(
-                "wake, engine: BenchApp suspended (SIGSTOP, seen as `T` in /proc before every sample); from the engine "
+                "wake, engine: BenchApp suspended (SIGSTOP, waited for with waitid before every sample); from the engine "
                     + "logging `wake` (just before SIGCONT) to it logging `suspended` while handling the ack "
                     + "(just before the SIGSTOP that re-freezes it; the wake window is set to 0 s so each wake "
-                    + "re-suspends). The wakes are issued on the engine's loop, each once BenchApp is seen "
-                    + "frozen (polled every 50 µs), in rounds of \(RoundTripBenchmark.roundLength) after as many "
+                    + "re-suspends). The wakes are issued on the engine's loop, each once the loop has seen "
+                    + "BenchApp stopped (blocking in waitid, as the baseline blocks in waitpid), in rounds of \(RoundTripBenchmark.roundLength) after as many "
                     + "baseline samples. Baseline: a stopped child (seen stopped with waitpid) gets SIGCONT, then "
                     + "one ping-pong. The control API row times `RunningDaemon.control` around each wake, in a "
                     + "second loop.")
