@@ -39,17 +39,13 @@ struct AppHostIntegrationTests {
         let pid = try await test.launchStateLab()
         try await test.ok(["command": "home"])
         try await test.ok(["command": "clock", "action": "advance", "seconds": 30])
-        #expect(try await awaitProcessState(pid, "T") == "T")
+        #expect(await awaitStopped(pid))
         let before = try await test.callbacks(stateLab).count
         try await test.ok(["command": "switcher", "action": "kill", "app": .string(stateLab)])
         #expect(try await test.callbacks(stateLab).count == before)
-        // The process is really gone: wait for the exit to be reaped.
-        var reaped = false
-        for _ in 0..<200 where !reaped {
-            reaped = kill(pid, 0) == -1
-            if !reaped { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(reaped)
+        // The process is really gone: await the daemon's reaping of it.
+        try await test.awaitProcessGone(stateLab)
+        #expect(kill(pid, 0) == -1 && errno == ESRCH)
         await test.stop()
     }
 
@@ -204,7 +200,7 @@ struct AppHostIntegrationTests {
         var status = try await test.ok(["command": "status"])
         #expect(state(status, stateLab) == "suspended" && state(status, endless) == "background")
         let pid = try #require(try await test.pid(stateLab))
-        #expect(try await awaitProcessState(pid, "T") == "T")
+        #expect(await awaitStopped(pid))
         // Frozen, its resident memory stands still: the daemon must read the same.
         let statm = try String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8).split(separator: " ")
         let resident = try #require(Int(statm[1])) * Int(sysconf(Int32(_SC_PAGESIZE)))

@@ -241,8 +241,7 @@ struct BadInputTests {
         let stopped = try await test.events(kind: .state, app: stateLab).last
         #expect(stopped?.name == "notRunning" && stopped?.detail["reason"] == "protocolViolation")
         // Killed by the daemon, as after a watchdog: its death is not logged as a crash once reaped.
-        for _ in 0..<400 where try await test.pid(stateLab) != nil { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(try await test.pid(stateLab) == nil)
+        try await test.awaitProcessGone(stateLab)
         #expect(try await test.events(kind: .error).map(\.name) == ["protocolViolation"])
         await test.stop()
     }

@@ -375,15 +375,11 @@ struct CLITests {
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
         daemon.arguments = ["daemon", "--socket", socket, "--data", directory + "/data"]
-        daemon.standardError = FileHandle.nullDevice
+        let errors = Pipe()
+        daemon.standardError = errors
         try daemon.run()
-        // Await the socket (bounded), then start an app.
-        var ready = false
-        for _ in 0..<500 where !ready {
-            ready = (try? LineSocket(connectingTo: socket)) != nil
-            if !ready { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(ready)
+        // Await the daemon's log line saying it listens, then start an app.
+        #expect(await firstLine(containing: "offstage daemon running", from: errors.fileHandleForReading) != nil)
         #expect(try offstage(["install", Paths.sample("StateLab"), "--socket", socket]).status == 0)
         #expect(try offstage(["launch", stateLab, "--socket", socket]).status == 0)
         let status = try JSONValue(parsing: try offstage(["status", "--json", "--socket", socket]).stdout)

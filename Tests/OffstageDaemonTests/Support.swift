@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 @testable import OffstageDaemon
 import OffstageCore
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -125,6 +126,19 @@ struct TestDaemon {
         try await daemon.engine.submit { $0.processes[app]?.pid }.get()
     }
 
+    /// Awaits the daemon's reaping of `app`'s process (bounded, 5 s).
+    func awaitProcessGone(_ app: String) async throws {
+        let loop = daemon.engine.eventLoop
+        let promise = loop.makePromise(of: Void.self)
+        try await daemon.engine.submit { engine in
+            engine.whenProcessGone(app).cascade(to: promise)
+            loop.scheduleTask(in: .seconds(5)) {
+                promise.fail(DaemonError(.invalidState, "\(app) still has a process after 5 s"))
+            }
+        }.get()
+        try await promise.futureResult.get()
+    }
+
     func stop() async {
         await daemon.stop()
     }
@@ -140,12 +154,58 @@ func processState(_ pid: Int32) -> Character? {
 
 let stateLab = "com.offstage.samples.StateLab"
 
-/// Waits (bounded, 2 s) until the process reaches `state`: signals are
-/// delivered asynchronously, so the state is awaited, not read once.
-func awaitProcessState(_ pid: Int32, _ state: Character) async throws -> Character? {
-    for _ in 0..<400 {
-        if processState(pid) == state { return state }
-        try await Task.sleep(for: .milliseconds(5))
+/// Awaits (bounded, 5 s) until `pid`, an app the daemon in this process
+/// spawned (so a child of this process), is stopped by a signal: a thread
+/// waits in `waitid` for the stop (`WNOWAIT` leaves the report, and an
+/// exit, to the daemon). Signals are delivered asynchronously, so a stop is
+/// awaited, not read once from `/proc`. False if it exits or the time runs out.
+func awaitStopped(_ pid: Int32) async -> Bool {
+    await withCheckedContinuation { continuation in
+        let outcome = ResumeOnce(continuation)
+        Thread {
+            var info = siginfo_t()
+            var result: Int32
+            repeat { result = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT) } while result == -1
+                && errno == EINTR
+            outcome.resume(returning: result == 0 && info.si_code == CLD_STOPPED)
+        }.start()
+        Task {
+            try? await Task.sleep(for: .seconds(5))
+            outcome.resume(returning: false)
+        }
     }
-    return processState(pid)
+}
+
+/// A continuation resumed by whichever comes first: the later calls do nothing.
+final class ResumeOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
+
+    func resume(returning value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}
+
+/// Reads `handle` on a thread of its own until a line contains `text`;
+/// the line, or nil at end of file.
+func firstLine(containing text: String, from handle: FileHandle) async -> String? {
+    let fd = handle.fileDescriptor
+    return await withCheckedContinuation { continuation in
+        Thread {
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count == -1, errno == EINTR { continue }
+                if count <= 0 { return continuation.resume(returning: nil) }
+                pending += buffer[0..<count]
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    if line.contains(text) { return continuation.resume(returning: line) }
+                }
+            }
+        }.start()
+    }
 }

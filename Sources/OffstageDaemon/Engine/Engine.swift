@@ -49,6 +49,8 @@ public final class Engine {
     var processes: [String: AppProcess] = [:]
     var tokens: [String: (bundleID: String, launch: Int)] = [:]
     var idleWaiters: [EventLoopPromise<Void>] = []
+    /// Promises of ``whenProcessGone(_:)``, by app.
+    var goneWaiters: [String: [EventLoopPromise<Void>]] = [:]
     /// Set while shutting down: completes when the last app process is reaped.
     var reaped: EventLoopPromise<Void>?
     var realTimer: Scheduled<Void>?
@@ -263,6 +265,7 @@ public final class Engine {
             tokens[process.token] = nil
             process.channel?.close(promise: nil)
             try? store.forgetProcess(app)
+            for waiter in goneWaiters.removeValue(forKey: app) ?? [] { waiter.succeed() }
         }
         if let reaped {
             if processes.isEmpty { reaped.succeed() }
@@ -272,6 +275,15 @@ public final class Engine {
     }
 
     // MARK: Waiting
+
+    /// Succeeds once `app` has no process: at once if it has none, or when
+    /// its process has been reaped (a kill the daemon made logs nothing).
+    func whenProcessGone(_ app: String) -> EventLoopFuture<Void> {
+        guard processes[app] != nil else { return eventLoop.makeSucceededVoidFuture() }
+        let promise = eventLoop.makePromise(of: Void.self)
+        goneWaiters[app, default: []].append(promise)
+        return promise.futureResult
+    }
 
     /// Succeeds when the core has no queued work and waits for no app.
     func whenIdle() -> EventLoopFuture<Void> {
@@ -423,7 +435,14 @@ public final class Engine {
         if processes.isEmpty { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         reaped = promise
-        eventLoop.scheduleTask(in: .seconds(5)) { promise.succeed() }
+        let bound = handle.engine
+        eventLoop.scheduleTask(in: .seconds(5)) {
+            let engine = bound.value
+            let waiters = engine.goneWaiters.values.joined()
+            engine.goneWaiters = [:]
+            for waiter in waiters { waiter.fail(DaemonError(.invalidState, "an app outlived the daemon's stop")) }
+            promise.succeed()
+        }
         return promise.futureResult
     }
 }

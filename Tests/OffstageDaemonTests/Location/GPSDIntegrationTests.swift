@@ -11,7 +11,7 @@ import Testing
         defer { rig.gpsd.stop() }
         let recorder = SourceRecorder(rig.source())
         defer { recorder.cancel() }
-        #expect(await eventually { recorder.connectedCount == 1 })
+        #expect(await recorder.until { $0.connectedCount == 1 })
 
         let path = repositoryRoot.appendingPathComponent("samples/fixtures/commute.gpx").path
         var expected: [LocationFix] = []
@@ -19,7 +19,8 @@ import Testing
         let result = try LocationFeeder(pty: rig.pty).feed(try LocationFixtureReader(path: path), speed: .maximum)
         #expect(result.sent == expected.count && expected.count > 9_000)
 
-        #expect(await eventually { recorder.fixes.count >= expected.count })
+        let expectedCount = expected.count
+        #expect(await recorder.until { $0.fixes.count >= expectedCount })
         let received = recorder.fixes
         #expect(received.count == expected.count)
         var mismatches = 0
@@ -39,7 +40,7 @@ import Testing
         defer { rig.gpsd.stop() }
         let recorder = SourceRecorder(rig.source())
         defer { recorder.cancel() }
-        #expect(await eventually { recorder.connectedCount == 1 })
+        #expect(await recorder.until { $0.connectedCount == 1 })
 
         // Feed 1 fix every 2 ms on a thread until told to stop.
         let stop = Mutex(false)
@@ -54,13 +55,13 @@ import Testing
         feeding.start()
         defer { stop.withLock { $0 = true } }
 
-        #expect(await eventually { recorder.fixes.count >= 100 })
+        #expect(await recorder.until { $0.fixes.count >= 100 })
         rig.gpsd.kill()
-        #expect(await eventually { recorder.disconnectedCount >= 1 })
+        #expect(await recorder.until { $0.disconnectedCount >= 1 })
         let beforeRestart = recorder.fixes.count
         try rig.gpsd.restart()
-        #expect(await eventually { recorder.connectedCount >= 2 })
-        #expect(await eventually { recorder.fixes.count >= beforeRestart + 100 })
+        #expect(await recorder.until { $0.connectedCount >= 2 })
+        #expect(await recorder.until { $0.fixes.count >= beforeRestart + 100 })
         stop.withLock { $0 = true }
 
         let times = recorder.fixes.map(\.time)
@@ -76,15 +77,15 @@ import Testing
             device: pty.devicePath)
         let recorder = SourceRecorder(source)
         defer { recorder.cancel() }
-        #expect(await eventually { recorder.disconnectedCount >= 2 })
+        #expect(await recorder.until { $0.disconnectedCount >= 2 })
         #expect(recorder.connectedCount == 0)
         let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
         defer { gpsd.stop() }
-        #expect(await eventually { recorder.connectedCount == 1 })
+        #expect(await recorder.until { $0.connectedCount == 1 })
         #expect(GPSDControl.waitForDevice(pty.devicePath, port: port))
         let fix = LocationFix(latitude: -33.8568, longitude: 151.2153, time: 1_714_550_400.25, altitude: 12, speed: 0, course: 0)
         try LocationFeeder(pty: pty).send(fix)
-        #expect(await eventually { recorder.fixes.count == 1 })
+        #expect(await recorder.until { $0.fixes.count == 1 })
         let got = try #require(recorder.fixes.first)
         #expect(abs(got.latitude - fix.latitude) < 1e-7 && abs(got.longitude - fix.longitude) < 1e-7)
         #expect(got.time == fix.time && got.altitude == 12)
@@ -113,9 +114,9 @@ import Testing
         #expect(GPSDControl.waitForDevice(pty.devicePath, port: gpsd.port))
         let recorder = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint, device: pty.devicePath))
         defer { recorder.cancel() }
-        #expect(await eventually { recorder.connectedCount == 1 })
+        #expect(await recorder.until { $0.connectedCount == 1 })
         for fix in sampleTrack(count: 10) { try LocationFeeder(pty: pty).send(fix) }
-        #expect(await eventually { recorder.fixes.count == 10 })
+        #expect(await recorder.until { $0.fixes.count == 10 })
         try GPSDControl.removeDevice(pty.devicePath, controlSocket: gpsd.controlSocket)
     }
 }
@@ -125,7 +126,7 @@ import Testing
         let path = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let recorder = SourceRecorder(LocationFixtureSource(reader: try LocationFixtureReader(path: path)))
         defer { recorder.cancel() }
-        #expect(await eventually { recorder.disconnectedCount == 1 })
+        #expect(await recorder.until { $0.disconnectedCount == 1 })
         #expect(recorder.connectedCount == 1)
         #expect(recorder.fixes.count == 1_495)
     }

@@ -3,9 +3,28 @@ import OffstageCore
 import OffstageDaemon
 import Synchronization
 
-/// Everything a source reported, for tests to poll.
+/// What a source reported so far.
+struct Recorded {
+    var events: [LocationSourceEvent] = []
+    var fixes: [LocationFix] {
+        events.compactMap { if case .fix(let f) = $0 { f.fix } else { nil } }
+    }
+    var connectedCount: Int { events.filter { if case .connected = $0 { true } else { false } }.count }
+    var disconnectedCount: Int { events.filter { if case .disconnected = $0 { true } else { false } }.count }
+}
+
+/// Everything a source reported, for tests to read and to await.
 final class SourceRecorder: Sendable {
-    private let events = Mutex<[LocationSourceEvent]>([])
+    private struct Waiter {
+        let condition: @Sendable (Recorded) -> Bool
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+    private struct State {
+        var recorded = Recorded()
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+    }
+    private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Starts consuming a source.
@@ -20,25 +39,41 @@ final class SourceRecorder: Sendable {
     /// Stops consuming (which stops the source's thread).
     func cancel() { task.withLock { $0?.cancel() } }
 
-    private func append(_ event: LocationSourceEvent) { events.withLock { $0.append(event) } }
-
-    var all: [LocationSourceEvent] { events.withLock { $0 } }
-    var fixes: [LocationFix] {
-        all.compactMap { if case .fix(let f) = $0 { f.fix } else { nil } }
+    /// Records an event and resumes the waits it satisfies.
+    private func append(_ event: LocationSourceEvent) {
+        let satisfied = state.withLock { state in
+            state.recorded.events.append(event)
+            let ready = state.waiters.filter { $0.value.condition(state.recorded) }
+            for id in ready.keys { state.waiters[id] = nil }
+            return Array(ready.values)
+        }
+        for waiter in satisfied { waiter.continuation.resume(returning: true) }
     }
-    var connectedCount: Int { all.filter { if case .connected = $0 { true } else { false } }.count }
-    var disconnectedCount: Int { all.filter { if case .disconnected = $0 { true } else { false } }.count }
-}
 
-/// Polls `condition` until it holds or `timeout` passes (no fixed sleeps:
-/// returns as soon as the condition is true).
-func eventually(timeout: Duration = .seconds(15), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
+    var recorded: Recorded { state.withLock { $0.recorded } }
+    var fixes: [LocationFix] { recorded.fixes }
+    var connectedCount: Int { recorded.connectedCount }
+    var disconnectedCount: Int { recorded.disconnectedCount }
+
+    /// Awaits the first event after which `condition` holds (at once if it
+    /// already does), checked as each event arrives; false after `timeout`.
+    func until(timeout: Duration = .seconds(15), _ condition: @escaping @Sendable (Recorded) -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let id: Int? = state.withLock { state in
+                if condition(state.recorded) { return nil }
+                let id = state.nextWaiter
+                state.nextWaiter += 1
+                state.waiters[id] = Waiter(condition: condition, continuation: continuation)
+                return id
+            }
+            guard let id else { return continuation.resume(returning: true) }
+            Task { [self] in
+                try? await Task.sleep(for: timeout)
+                let expired = state.withLock { $0.waiters.removeValue(forKey: id) }
+                expired?.continuation.resume(returning: false)
+            }
+        }
     }
-    return condition()
 }
 
 /// A pty and a private gpsd reading it, ready to be fed.
