@@ -100,6 +100,18 @@ public final class LineSocket {
         try send(LineFraming.encode(value))
     }
 
+    /// Makes a `read` that waits longer than `limit` fail with `EAGAIN`
+    /// (`SO_RCVTIMEO`); nil waits for good. Not for ``waitsInPoll``.
+    public func setReceiveTimeout(_ limit: Duration?) throws(SystemCallError) {
+        let (seconds, attoseconds) = (limit ?? .zero).components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        if limit != nil, value.tv_sec == 0, value.tv_usec == 0 { value.tv_usec = 1 }
+        let fd = self.fd
+        try syscall("setsockopt SO_RCVTIMEO") {
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     /// Reads the next line (without its newline); `nil` at end of stream.
     /// - Throws: ``SystemCallError``, or ``ProtocolError`` for an over-long line.
     public func readLine() throws -> ArraySlice<UInt8>? {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageDaemon
 import OffstageProtocol
 
@@ -8,21 +9,55 @@ struct ClientOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The daemon's control socket.", valueName: "path"))
     var socket: String = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "How long to wait for the daemon's reply, such as 30s or 10m; 0 waits for good.", valueName: "duration"))
+    var timeout: String = "2m"
+
+    /// `--timeout`, checked by ``validate()``; nil waits for good.
+    var replyLimit: Duration? {
+        guard let limit = parseDuration(timeout), limit > .zero else { return nil }
+        return limit
+    }
+
+    func validate() throws {
+        guard parseDuration(timeout) != nil else {
+            throw ValidationError("--timeout must be a duration such as 30s, 10m or 0 (not \(timeout))")
+        }
+    }
+
     /// Sends one command and returns its result, or exits with one line on stderr.
     func send(_ request: JSONValue) throws -> JSONValue {
         let client = try connect()
         try client.send(request)
-        guard let reply = try client.receive() else { fail("the daemon closed the connection without replying") }
-        return try result(of: reply)
+        return try result(of: receiveReply(on: client))
     }
 
+    /// Connects; reads on the socket wait up to `--timeout`.
     func connect() throws -> LineSocket {
+        let client: LineSocket
         do {
-            return try LineSocket(connectingTo: socket, maxLine: 64 << 20)
+            client = try LineSocket(connectingTo: socket, maxLine: 64 << 20)
         } catch where error.errno == ENOENT || error.errno == ECONNREFUSED {
             fail("no daemon is running on \(socket) (start one with `offstage daemon`)")
         } catch {
             fail("cannot reach the daemon on \(socket): \(error)")
+        }
+        try client.setReceiveTimeout(replyLimit)
+        return client
+    }
+
+    /// The reply to a command sent on `client`, or one line and exit 1 when
+    /// the daemon closes the connection or stays silent past `--timeout`.
+    func receiveReply(on client: LineSocket) throws -> JSONValue {
+        do {
+            guard let reply = try client.receive() else { fail("the daemon closed the connection without replying") }
+            return reply
+        } catch let error as SystemCallError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            fail(
+                "no reply from the daemon on \(socket) within \(timeout) (is it stopped or hung?); "
+                    + "--timeout waits longer, 0 for good")
         }
     }
 

@@ -50,8 +50,7 @@ struct EventsCommand: ParsableCommand {
         if let app { request["appFilter"] = .string(app) }
         let socket = try client.connect()
         try socket.send(.object(request))
-        guard let reply = try socket.receive() else { fail("the daemon closed the connection without replying") }
-        let events = try client.result(of: reply).arrayValue ?? []
+        let events = try client.result(of: client.receiveReply(on: socket)).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
         let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
@@ -68,6 +67,8 @@ struct EventsCommand: ParsableCommand {
         }
         var stoppedCleanly = false
         do {
+            // Events come when they happen: no limit on the wait for the next.
+            try socket.setReceiveTimeout(nil)
             while let line = try socket.receive() {
                 if let event = line["event"] {
                     show(event, &naming)

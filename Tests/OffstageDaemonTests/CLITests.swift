@@ -23,6 +23,32 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
     }
 
+    @Test func aDaemonThatNeverRepliesIsOneLineAfterTheTimeout() throws {
+        // A socket that listens and never accepts: the kernel completes the
+        // connection and buffers the request, and no reply ever comes.
+        let path = try temporaryDirectory() + "/silent.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 4) == 0)
+        let result = try offstage(["status", "--socket", path, "--timeout", "200ms"])
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "offstage: error: no reply from the daemon on \(path) within 200ms (is it stopped or hung?); --timeout waits longer, 0 for good\n"
+        )
+        let bad = try offstage(["status", "--socket", path, "--timeout", "soon"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.hasPrefix("offstage: error: --timeout must be a duration such as 30s, 10m or 0 (not soon)"))
+    }
+
     @Test func commandsAgainstARunningDaemon() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
