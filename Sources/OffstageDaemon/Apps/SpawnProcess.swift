@@ -5,7 +5,8 @@ import OffstageProtocol
     import Glibc
 #endif
 
-/// Starts a child with `posix_spawn`: stdin from `/dev/null`, stdout and
+/// Starts a child with `posix_spawn`: stdin from `/dev/null` (or
+/// `standardInput`), stdout and
 /// stderr appended to `outputPath`, no other descriptor (a daemon's socket
 /// or a library's, opened without close-on-exec, would otherwise live on in
 /// every app, gpsd and sound server it starts), a clean signal mask and
@@ -16,16 +17,21 @@ import OffstageProtocol
 ///   - environment: `nil` inherits the daemon's environment.
 ///   - ownProcessGroup: put the child in a new process group, so a ^C at the
 ///     daemon's terminal reaches the daemon only.
+///   - standardInput: a descriptor to give the child as its stdin.
 /// - Returns: the child's pid; the caller reaps it.
 /// - Throws: ``SystemCallError`` for `posix_spawn`.
 func spawnProcess(
     executable: String, arguments: [String], environment: [String: String]?, outputPath: String,
-    ownProcessGroup: Bool
+    ownProcessGroup: Bool, standardInput: Int32? = nil
 ) throws(SystemCallError) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let standardInput {
+        posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
     posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
     _ = offstage_spawn_close_from(&actions, 3)

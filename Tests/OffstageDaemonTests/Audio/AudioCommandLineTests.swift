@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import OffstageCore
 import Testing
@@ -72,6 +73,22 @@ import Testing
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP]) func aSignalStopsTheServerAndRemovesItsFiles(signal: Int32) throws {
         let (command, pulseaudio, scratch) = try startServerCommand()
         try command.expectDiesOf(signal, stopping: pulseaudio, emptying: scratch)
+    }
+
+    /// SIGKILL gives the command no chance to stop its server: the server's
+    /// guard does, so no PulseAudio is left holding the directory.
+    @Test func aServerDoesNotOutliveACommandKilledWithSIGKILL() throws {
+        let (command, pulseaudio, scratch) = try startServerCommand()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let exit = offstage_pidfd_open(pulseaudio)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        kill(command.process.processIdentifier, SIGKILL)
+        _ = command.finish()
+        #expect(command.process.terminationReason == .uncaughtSignal)
+        // Awaited on a pidfd (readable when the server has exited), up to 10 s.
+        var ended = pollfd(fd: exit, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ended, 1, 10_000) == 1, "PulseAudio \(pulseaudio) outlived the killed command")
     }
 
     /// A server that dies under the command is reported, not waited on forever.
