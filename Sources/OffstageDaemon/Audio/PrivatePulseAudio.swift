@@ -13,6 +13,9 @@ import Synchronization
 /// it through ``serverAddress`` (what `PULSE_SERVER` would hold).
 public final class PrivatePulseAudio: Sendable {
     private let process = Mutex<ChildProcess?>(nil)
+    /// The log's size when the server last started: what it logged before
+    /// (a named directory keeps its log across runs) is not this run's.
+    private let logStart = Mutex<UInt64>(0)
     private let exitWhenIdle: Duration?
     /// The directory is a temporary one made for this server, removed with
     /// it; a directory the caller named keeps everything but what the
@@ -129,6 +132,7 @@ public final class PrivatePulseAudio: Sendable {
             "--log-target=stderr", "--disallow-exit=no",
         ] + (ProcessInfo.processInfo.environment["OFFSTAGE_PULSE_VERBOSE"] != nil ? ["-vvvv"] : [])
         unlink(socketPath)
+        logStart.withLock { $0 = (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? UInt64) ?? 0 }
         let child: ChildProcess
         do {
             child = try ChildProcess(executable: pulseaudio, arguments: arguments, environment: environment, logPath: logPath)
@@ -147,10 +151,14 @@ public final class PrivatePulseAudio: Sendable {
         }
     }
 
-    /// The last error line (`E: …`) of the server's log, if any.
+    /// The last error line (`E: …`) the server logged since it last started, if any.
     public var lastLoggedError: String? {
-        (try? String(contentsOfFile: logPath, encoding: .utf8))?
-            .split(separator: "\n").last(where: { $0.hasPrefix("E:") }).map(String.init)
+        guard let log = FileHandle(forReadingAtPath: logPath) else { return nil }
+        defer { try? log.close() }
+        try? log.seek(toOffset: logStart.withLock { $0 })
+        guard let data = try? log.readToEnd() else { return nil }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").last(where: { $0.hasPrefix("E:") })
+            .map(String.init)
     }
 
     /// Whether the server's socket accepts connections.

@@ -39,8 +39,10 @@ struct AudioServerCommand: AsyncParsableCommand {
             }
             // Stopped by a signal: the cleanup ends the process.
             if TerminationSignals.isTerminating { await neverReturning() }
-            // Its last error, before a temporary directory goes with the log.
-            let lastError = server.lastLoggedError
+            // Its last error, before a temporary directory goes with the log;
+            // a server killed by a signal logged nothing about it, and an
+            // earlier error (a client's failed command) would mislead.
+            let lastError = ending?.hasPrefix("exit status") == true ? server.lastLoggedError : nil
             server.stopAndRemoveFiles()
             throw CommandError(
                 "PulseAudio exited on its own (\(ending ?? "gone")" + (lastError.map { "; its last error: \($0)" } ?? "") + ")")

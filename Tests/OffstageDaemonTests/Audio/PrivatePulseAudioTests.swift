@@ -23,6 +23,25 @@ import Testing
         #expect(try String(contentsOfFile: directory + "/state/notes.txt", encoding: .utf8) == "mine too")
     }
 
+    /// A named directory keeps its log across runs: an error an earlier run
+    /// logged is not this server's; one it logs itself is.
+    @Test func theLastErrorIsOneThisRunLogged() throws {
+        let directory = try temporaryDirectory()
+        try "E: [pulseaudio] an earlier run's error\n".write(
+            toFile: directory + "/pulseaudio.log", atomically: true, encoding: .utf8)
+        let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
+        defer { server.stop() }
+        #expect(server.lastLoggedError == nil)
+        let pactl = Process()
+        pactl.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        pactl.arguments = ["-s", server.serverAddress, "load-module", "module-offstage-no-such-module"]
+        pactl.standardError = FileHandle.nullDevice
+        try pactl.run()
+        pactl.waitUntilExit()
+        #expect(pactl.terminationStatus != 0)
+        #expect(server.lastLoggedError?.contains("module-offstage-no-such-module") == true, "\(server.lastLoggedError ?? "none")")
+    }
+
     @Test func aDirectoryInUseIsRefusedAndItsServerKeepsRunning() throws {
         let directory = URL(fileURLWithPath: try temporaryDirectory())
         let first = try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30))
