@@ -81,6 +81,27 @@ public final class AudioFile {
 
     deinit { sf_close(handle) }
 
+    /// The sample rates the engine plays. PulseAudio takes none above
+    /// 384 kHz (`PA_RATE_MAX`); below about 200 Hz its resampling to the
+    /// sink's rate loses the last frames, so a file ended early (7 frames,
+    /// 0.35 s, at 20 Hz) or never (8 Hz). 1 kHz leaves a margin, and no
+    /// real recording is slower (telephony is 8 kHz).
+    public static let playableSampleRates = 1_000...384_000
+
+    /// Opens and checks a file for playback: ``init(path:)``, and a sample
+    /// rate within ``playableSampleRates`` (with code `notAudio`), in the
+    /// virtual backend as in the real one.
+    public static func forPlayback(path: String) throws(AudioError) -> AudioFile {
+        let file = try AudioFile(path: path)
+        guard playableSampleRates.contains(file.sampleRate) else {
+            throw AudioError(
+                .notAudio,
+                "\(path): its sample rate, \(file.sampleRate) Hz, is not one the engine plays "
+                    + "(\(playableSampleRates.lowerBound) to \(playableSampleRates.upperBound) Hz)")
+        }
+        return file
+    }
+
     private func check() throws(AudioError) {
         guard sampleRate > 0, channels > 0, channels <= 32 else {
             throw AudioError(.corrupt, "\(path): corrupt header (\(sampleRate) Hz, \(channels) channels)")

@@ -108,7 +108,7 @@ public final class PulseAudioBackend: AudioBackend {
     public func makePlayer(_ request: AudioPlayerRequest) throws(AudioError) -> AudioPlayerID {
         // Opened (and checked to its end) before taking the loop's lock,
         // then handed over to the player's decoder.
-        let opened = Mutex<AudioFile?>(try AudioFile(path: request.path))
+        let opened = Mutex<AudioFile?>(try AudioFile.forPlayback(path: request.path))
         return try lock.withLock { connection throws(AudioError) in
             guard connection.connected else { throw AudioError(.serverUnavailable, "not connected to \(connection.serverName)") }
             let id = connection.newPlayerID()

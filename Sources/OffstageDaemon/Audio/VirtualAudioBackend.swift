@@ -62,7 +62,7 @@ public final class VirtualAudioBackend: AudioBackend {
     // MARK: AudioBackend
 
     public func makePlayer(_ request: AudioPlayerRequest) throws(AudioError) -> AudioPlayerID {
-        let duration = try AudioFile(path: request.path).duration
+        let duration = try AudioFile.forPlayback(path: request.path).duration
         return server.withLock { server in
             let (id, events) = server.makePlayer(duration: duration, role: request.role, looping: request.looping, at: server.now)
             for timed in events { continuation.yield(timed.event) }

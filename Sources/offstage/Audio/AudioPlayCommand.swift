@@ -48,7 +48,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let role = AudioRole(rawValue: role)!
-            let info = try AudioFile(path: file)
+            let info = try AudioFile.forPlayback(path: file)
             guard Duration(acceptedSeconds: start)! < info.duration else {
                 throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(formatSeconds(info.duration.seconds)) s)")
             }

@@ -16,7 +16,40 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
     return url.path
 }
 
+/// Writes a mono 16-bit WAV of `seconds` of silence at `rate` Hz.
+func silentWAV(rate: Int, seconds: Int = 2, in dir: URL) throws -> String {
+    func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8((value >> (8 * $0)) & 0xff) } }
+    let data = rate * seconds * 2
+    var wav = Array("RIFF".utf8) + le(36 + data, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2)
+    wav += le(rate, 4) + le(rate * 2, 4) + le(2, 2) + le(16, 2) + Array("data".utf8) + le(data, 4)
+    wav += [UInt8](repeating: 0, count: data)
+    let url = dir.appendingPathComponent("silence-\(rate).wav")
+    try Data(wav).write(to: url)
+    return url.path
+}
+
 @Suite struct AudioFileTests {
+    /// 8 Hz never ended on PulseAudio, 20 Hz ended 0.35 s early, and above
+    /// 384 kHz the server refuses the stream: both backends refuse such a
+    /// file when a player is made. Opened for `audio info`, it is described.
+    @Test func aSampleRateTheEngineDoesNotPlayIsRefusedForPlayback() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for rate in [8, 999, 400_000] {
+            let path = try silentWAV(rate: rate, in: dir)
+            #expect(try AudioFile(path: path).sampleRate == rate)
+            let error = #expect(throws: AudioError.self) {
+                try VirtualAudioBackend().makePlayer(AudioPlayerRequest(path: path, appName: "Radio"))
+            }
+            #expect(error?.code == .notAudio)
+            #expect(error?.message == "\(path): its sample rate, \(rate) Hz, is not one the engine plays (1000 to 384000 Hz)")
+        }
+        for rate in [1_000, 384_000] {
+            #expect(try AudioFile.forPlayback(path: try silentWAV(rate: rate, in: dir)).sampleRate == rate)
+        }
+    }
+
+
     @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg", "clip.mp3"])
     func everyFixtureFormatDecodesToTheEnd(name: String) throws {
         let file = try AudioFile(path: audioFixture(name))
