@@ -27,6 +27,9 @@ public struct NMEAFixReader: Sendable {
         var speed: Double?
         var course: Double?
         var accuracy: Double?
+        /// The first of the epoch's sentences with a value out of range
+        /// (its line and what is wrong): the epoch is bad input there.
+        var problem: (line: Int, message: String)?
     }
 
     /// Streams the file's fixes to `body`, in order.
@@ -51,6 +54,10 @@ public struct NMEAFixReader: Sendable {
             }
             lastDays = days
             lastTimeOfDay = epoch.timeOfDay
+            if let problem = epoch.problem {
+                try checker.issue(line: problem.line, problem.message)
+                return
+            }
             let fix = LocationFix(
                 latitude: epoch.latitude, longitude: epoch.longitude,
                 time: Double(days) * 86_400 + epoch.timeOfDay,
@@ -108,16 +115,30 @@ public struct NMEAFixReader: Sendable {
                 pending = nil
             }
             var epoch = pending ?? Epoch(line: number, timeOfDay: tod, latitude: lat, longitude: lon)
-            epoch.latitude = lat
-            epoch.longitude = lon
+            // This sentence's values, checked here so that a bad one is
+            // blamed on this line, not on the epoch's first.
+            var values = LocationFix(latitude: lat, longitude: lon, time: 0)
             if isRMC {
                 epoch.days = days
-                if let knots = Double(sentence[6]) { epoch.speed = knots * 1852 / 3600 }
-                if let course = Double(sentence[7]) { epoch.course = course }
+                values.speed = Double(sentence[6]).map { $0 * 1852 / 3600 }
+                values.course = Double(sentence[7])
             } else {
-                if let alt = Double(sentence[8]) { epoch.altitude = alt }
-                if let hdop = Double(sentence[7]) { epoch.accuracy = hdop * NMEAFixWriter.metresPerHDOP }
+                values.altitude = Double(sentence[8])
+                values.horizontalAccuracy = Double(sentence[7]).map { $0 * NMEAFixWriter.metresPerHDOP }
             }
+            if epoch.problem == nil {
+                if !values.coordinate.isValid {
+                    epoch.problem = (number, "coordinates out of range (\(lat), \(lon))")
+                } else if let problem = values.implausibility {
+                    epoch.problem = (number, problem)
+                }
+            }
+            epoch.latitude = lat
+            epoch.longitude = lon
+            if let speed = values.speed { epoch.speed = speed }
+            if let course = values.course { epoch.course = course }
+            if let altitude = values.altitude { epoch.altitude = altitude }
+            if let accuracy = values.horizontalAccuracy { epoch.accuracy = accuracy }
             pending = epoch
         }
         if let p = pending { try flush(p) }

@@ -75,6 +75,29 @@ import Testing
         #expect(seen == 1)  // the second epoch was still pending when the bad line came
     }
 
+    @Test func aValueOutOfRangeIsBlamedOnTheSentenceThatHasIt() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPGGA,120000.000,4851.0000,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,9999999.0,42.25,010524,,,A"),  // speed
+            nmea("GPRMC,120001.000,A,4851.0010,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120001.000,4851.0010,N,00221.0000,E,1,08,1.0,9999999.0,M,0.0,M,,"),  // altitude
+            nmea("GPGGA,120002.000,4851.0020,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPRMC,120002.000,A,4851.0020,N,00221.0000,E,1.0,42.25,010524,,,A"),
+        ].joined(separator: "\n")
+        let path = try write(text, to: "range.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(fixes.map(\.time) == [1_714_564_802])
+        #expect(summary.issues.map(\.line) == [2, 4])
+        try #require(summary.issues.count == 2)
+        #expect(summary.issues[0].message.hasPrefix("speed out of range"))
+        #expect(summary.issues[1].message.hasPrefix("altitude out of range"))
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try NMEAFixReader(path: path, options: .init(policy: .strict)).read { _ in }
+        }
+        #expect(error?.issue.line == 2)
+    }
+
     @Test func timeGoingBackwardsIsReported() throws {
         let dir = try makeTemporaryDirectory()
         let a = sampleTrack(count: 3)
