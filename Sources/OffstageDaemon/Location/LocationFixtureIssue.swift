@@ -116,6 +116,9 @@ struct LocationFixChecker {
         if summary.issues.count < options.maximumIssuesKept { summary.issues.append(issue) }
     }
 
+    /// Counts bad lines whose issues a summary would not keep anyway.
+    mutating func skip(_ count: Int) { summary.skipped += count }
+
     /// Counts a well-formed input that carries no fix.
     mutating func ignore() { summary.ignored += 1 }
 

@@ -41,29 +41,69 @@ public struct NMEAFixReader: Sendable {
         var pending: Epoch?
         var lastDays: Int? = options.assumedNMEADate.map { Int(($0 / 86_400).rounded(.down)) }
         var lastTimeOfDay: Double?
+        // The issues of lines read while an epoch is pending wait for the
+        // epoch's own, which is known only once the epoch is complete but
+        // names an earlier line: issues come in file order, and the strict
+        // policy stops at the first bad line. Past what a summary keeps,
+        // they are only counted (the read streams, whatever the file).
+        var held: [(line: Int, message: String)] = []
+        var heldOnlyCounted = 0
+
+        /// Reports a bad line, after the pending epoch's issue if it has one.
+        func report(line: Int, _ message: String) throws {
+            if pending == nil {
+                try checker.issue(line: line, message)
+            } else if held.count < max(1, options.maximumIssuesKept) {
+                held.append((line, message))
+            } else {
+                heldOnlyCounted += 1
+            }
+        }
 
         func flush(_ epoch: Epoch) throws {
+            var later = held[...]
+            held.removeAll()
+            /// Reports the held issues of the lines before `line`.
+            func reportHeld(before line: Int = .max) throws {
+                while let first = later.first, first.line < line {
+                    later.removeFirst()
+                    try checker.issue(line: first.line, first.message)
+                }
+                if later.isEmpty {
+                    checker.skip(heldOnlyCounted)
+                    heldOnlyCounted = 0
+                }
+            }
             var days = epoch.days
             if days == nil, let known = lastDays {
                 // GGA only: carry the last date, rolling over at midnight.
                 days = (lastTimeOfDay.map { epoch.timeOfDay < $0 } ?? false) ? known + 1 : known
             }
             guard let days else {
+                // A bad line read before the epoch ended may have been its
+                // RMC: the strict policy stops there, at the likely cause.
+                if options.policy == .strict { try reportHeld() }
                 try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one)")
-                return
+                return try reportHeld()
             }
             lastDays = days
             lastTimeOfDay = epoch.timeOfDay
             if let problem = epoch.problem {
+                try reportHeld(before: problem.line)
                 try checker.issue(line: problem.line, problem.message)
-                return
+                return try reportHeld()
             }
             let fix = LocationFix(
                 latitude: epoch.latitude, longitude: epoch.longitude,
                 time: Double(days) * 86_400 + epoch.timeOfDay,
                 altitude: epoch.altitude, speed: epoch.speed, course: epoch.course,
                 horizontalAccuracy: epoch.accuracy)
-            if let accepted = try checker.accept(fix, line: epoch.line) { try body(accepted) }
+            // The checks of the whole epoch name its first line, before any held one.
+            let accepted = try checker.accept(fix, line: epoch.line)
+            // Under the strict policy a held issue ends the read here, before
+            // the epoch (complete only after that bad line) is delivered.
+            try reportHeld()
+            if let accepted { try body(accepted) }
         }
 
         while let line = lines.next() {
@@ -74,10 +114,10 @@ public struct NMEAFixReader: Sendable {
                 sentence = try NMEASentence(line: line)
             } catch {
                 switch error {
-                case .notASentence: try checker.issue(line: number, "not an NMEA sentence")
-                case .missingChecksum: try checker.issue(line: number, "missing checksum (truncated line?)")
+                case .notASentence: try report(line: number, "not an NMEA sentence")
+                case .missingChecksum: try report(line: number, "missing checksum (truncated line?)")
                 case .badChecksum(let expected, let found):
-                    try checker.issue(line: number, "bad checksum \(found), expected \(expected)")
+                    try report(line: number, "bad checksum \(found), expected \(expected)")
                 }
                 continue
             }
@@ -86,7 +126,7 @@ public struct NMEAFixReader: Sendable {
                 continue
             }
             guard let tod = NMEASentence.timeOfDay(sentence[0]) else {
-                try checker.issue(line: number, "\(sentence.type) without a valid time")
+                try report(line: number, "\(sentence.type) without a valid time")
                 continue
             }
             let isRMC = sentence.type == "RMC"
@@ -99,13 +139,13 @@ public struct NMEAFixReader: Sendable {
             guard let lat = NMEASentence.angle(sentence[latIndex], sentence[latIndex + 1], degreeDigits: 2),
                 let lon = NMEASentence.angle(sentence[lonIndex], sentence[lonIndex + 1], degreeDigits: 3)
             else {
-                try checker.issue(line: number, "\(sentence.type) without valid coordinates")
+                try report(line: number, "\(sentence.type) without valid coordinates")
                 continue
             }
             var days: Int?
             if isRMC {
                 guard let d = NMEASentence.date(sentence[8]) else {
-                    try checker.issue(line: number, "RMC without a valid date")
+                    try report(line: number, "RMC without a valid date")
                     continue
                 }
                 days = d

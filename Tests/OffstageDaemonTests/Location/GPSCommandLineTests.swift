@@ -47,6 +47,34 @@ import Testing
         #expect(run.stderr == "offstage: error: \(input):2: bad checksum 00, expected 64\n")
     }
 
+    @Test func strictNMEAStopsAtTheFirstBadLineAndWarningsComeInFileOrder() throws {
+        let dir = try makeTemporaryDirectory()
+        let lines = [
+            nmea("GPGGA,120001.000,4851.0010,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPRMC,120001.000,A,4851.0010,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120000.000,4851.0000,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),  // back in time
+            "hello",
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120002.000,4851.0020,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPRMC,120002.000,A,4851.0020,N,00221.0000,E,1.0,42.25,010524,,,A"),
+        ]
+        let input = try write(lines.joined(separator: "\n") + "\n", to: "in.nmea", in: dir)
+        let output = dir.appendingPathComponent("out.json").path
+        let backwards = "\(input):3: time goes backwards (2024-05-01T12:00:00.000Z after 2024-05-01T12:00:01.000Z)"
+        for command in [["convert", "--strict", input, output], ["feed", "--strict", input]] {
+            let run = try runOffstage(["gps"] + command)
+            #expect(run.status == 1 && run.stderr == "offstage: error: \(backwards)\n", "\(command)")
+        }
+        let run = try offstage("gps", "convert", input, output)
+        #expect(run.status == 0)
+        #expect(run.stderr == """
+            offstage: warning: \(backwards)
+            offstage: warning: \(input):4: not an NMEA sentence
+            Converted 2 fixes from \(input) to \(output) (2 bad lines skipped).
+
+            """)
+    }
+
     @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """

@@ -98,6 +98,58 @@ import Testing
         #expect(error?.issue.line == 2)
     }
 
+    /// Lines 3 and 4 are bad: line 3's epoch goes back in time, which is
+    /// known only once the epoch is complete, after line 4.
+    func epochWithABadLineInside(in dir: URL) throws -> String {
+        let a = sampleTrack(count: 3)
+        let sentences = [a[1], a[0], a[2]].map { NMEAFixWriter.sentences(for: $0).split(separator: "\r\n").map(String.init) }
+        let lines = sentences[0] + [sentences[1][0], "hello", sentences[1][1]] + sentences[2]
+        return try write(lines.joined(separator: "\n"), to: "inside.nmea", in: dir)
+    }
+
+    @Test func issuesComeInTheOrderOfTheirLines() throws {
+        let path = try epochWithABadLineInside(in: try makeTemporaryDirectory())
+        let (fixes, summary) = try readAll(path)
+        #expect(fixes.count == 2)
+        #expect(summary.issues.map(\.line) == [3, 4])
+        try #require(summary.issues.count == 2)
+        #expect(summary.issues[0].message.hasPrefix("time goes backwards"))
+        #expect(summary.issues[1].message == "not an NMEA sentence")
+    }
+
+    @Test func strictPolicyStopsAtTheFirstBadLineOfAnEpoch() throws {
+        let path = try epochWithABadLineInside(in: try makeTemporaryDirectory())
+        var seen = 0
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try NMEAFixReader(path: path, options: .init(policy: .strict)).read { _ in seen += 1 }
+        }
+        #expect(error?.issue.line == 3 && error?.issue.message.hasPrefix("time goes backwards") == true)
+        #expect(seen == 1)
+    }
+
+    @Test func badLinesInsideAnEpochAreCountedPastTheIssuesKept() throws {
+        let dir = try makeTemporaryDirectory()
+        let lines = NMEAFixWriter.sentences(for: sampleTrack(count: 1)[0]).split(separator: "\r\n").map(String.init)
+        let text = ([lines[0]] + Array(repeating: "hello", count: 5) + [lines[1]]).joined(separator: "\n")
+        var options = LocationFixtureReadOptions()
+        options.maximumIssuesKept = 2
+        let (fixes, summary) = try readAll(try write(text, to: "many.nmea", in: dir), options: options)
+        #expect(fixes.count == 1)
+        #expect(summary.skipped == 5 && summary.issues.map(\.line) == [2, 3])
+    }
+
+    @Test func aDateLostWithABadRMCIsWarnedInFileOrderButStrictNamesTheBadLine() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n$GPRMC,120000*00\n"
+        let path = try write(text, to: "lost.nmea", in: dir)
+        let (_, summary) = try readAll(path)
+        #expect(summary.issues.map(\.line) == [1, 2])
+        let error = #expect(throws: LocationFixtureError.self) {
+            _ = try NMEAFixReader(path: path, options: .init(policy: .strict)).read { _ in }
+        }
+        #expect(error?.issue.line == 2 && error?.issue.message.hasPrefix("bad checksum") == true)
+    }
+
     @Test func timeGoingBackwardsIsReported() throws {
         let dir = try makeTemporaryDirectory()
         let a = sampleTrack(count: 3)
