@@ -12,6 +12,43 @@ public enum LocationTimeFormat {
         return era * 146_097 + doe - 719_468
     }
 
+    /// The number of days in a month (1–12) of the proleptic Gregorian calendar.
+    public static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Why a date with a month of 1–12 and a day of 1–31 does not exist
+    /// ("February 2023 has 28 days"), or nil if it does.
+    /// ``daysFromCivil(year:month:day:)`` would roll such a date over into
+    /// the next month.
+    public static func nonexistence(year: Int, month: Int, day: Int) -> String? {
+        let length = daysInMonth(year: year, month: month)
+        guard day > length else { return nil }
+        let names = ["January", "February", "March", "April", "May", "June", "July",
+            "August", "September", "October", "November", "December"]
+        return "\(names[month - 1]) \(year) has \(length) days"
+    }
+
+    /// Why the `YYYY-MM-DD` a text starts with does not exist, as in
+    /// `2024-02-30 does not exist (February 2024 has 29 days)`; nil if it
+    /// exists or is not such a date. Explains why ``parseISO8601(_:)``
+    /// refused a time that is well-formed.
+    public static func nonexistentDay(_ text: some StringProtocol) -> String? {
+        let day = text.prefix(10)
+        let parts = day.split(separator: "-", omittingEmptySubsequences: false)
+        guard day.count == 10, parts.count == 3, parts.map(\.count) == [4, 2, 2],
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            (1...12).contains(m), (1...31).contains(d),
+            let why = nonexistence(year: y, month: m, day: d)
+        else { return nil }
+        return "\(day) does not exist (\(why))"
+    }
+
     /// The date of a day count since 1970-01-01.
     public static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
@@ -45,7 +82,8 @@ public enum LocationTimeFormat {
     }
 
     /// Parses ISO 8601 / RFC 3339 date-times as GPX and gpsd write them:
-    /// `YYYY-MM-DDThh:mm:ss[.fff](Z|±hh:mm)`. Returns nil if malformed.
+    /// `YYYY-MM-DDThh:mm:ss[.fff](Z|±hh:mm)`. Returns nil if malformed or
+    /// if the day does not exist (2024-02-30 is not 2024-03-01).
     public static func parseISO8601(_ text: some StringProtocol) -> Double? {
         let b = Array(text.utf8)
         func num(_ from: Int, _ count: Int) -> Int? {
@@ -62,7 +100,8 @@ public enum LocationTimeFormat {
             b[13] == 58, b[16] == 58,
             let year = num(0, 4), let month = num(5, 2), let day = num(8, 2),
             let hour = num(11, 2), let minute = num(14, 2), let second = num(17, 2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), (1...31).contains(day), day <= daysInMonth(year: year, month: month),
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
         var fraction = 0.0

@@ -144,11 +144,15 @@ public struct NMEAFixReader: Sendable {
             }
             var days: Int?
             if isRMC {
-                guard let d = NMEASentence.date(sentence[8]) else {
+                guard let date = NMEASentence.date(sentence[8]) else {
                     try report(line: number, "RMC without a valid date")
                     continue
                 }
-                days = d
+                if let why = LocationTimeFormat.nonexistence(year: date.year, month: date.month, day: date.day) {
+                    try report(line: number, "RMC date \(sentence[8]) does not exist (\(why))")
+                    continue
+                }
+                days = LocationTimeFormat.daysFromCivil(year: date.year, month: date.month, day: date.day)
             }
             if let p = pending, p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) {
                 try flush(p)

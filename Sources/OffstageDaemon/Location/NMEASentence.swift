@@ -60,12 +60,13 @@ struct NMEASentence {
         return Double(hh * 3600 + mm * 60) + ss
     }
 
-    /// `ddmmyy` as days since 1970-01-01 (years 80–99 are 19xx, else 20xx).
-    static func date(_ field: Substring) -> Int? {
+    /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day
+    /// is 1–31 whatever the month, see ``LocationTimeFormat/nonexistence(year:month:day:)``.
+    static func date(_ field: Substring) -> (year: Int, month: Int, day: Int)? {
         guard field.count == 6, let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
             let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
         else { return nil }
-        return LocationTimeFormat.daysFromCivil(year: yy >= 80 ? 1900 + yy : 2000 + yy, month: mo, day: dd)
+        return (yy >= 80 ? 1900 + yy : 2000 + yy, mo, dd)
     }
 
     /// `ddmm.mmmm` + hemisphere as signed degrees.

@@ -26,11 +26,17 @@ struct GPSFixtureOptions: ParsableArguments {
         guard routeSpeed > 0, routeSpeed.isFinite else { throw CommandError("--route-speed must be a positive number") }
         options.routeSpeed = routeSpeed
         if let start {
-            guard let t = LocationTimeFormat.parseISO8601(start) else { throw CommandError("--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z") }
+            guard let t = LocationTimeFormat.parseISO8601(start) else {
+                throw CommandError(LocationTimeFormat.nonexistentDay(start).map { "--start \(start): \($0)" }
+                    ?? "--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z")
+            }
             options.routeStartTime = t
         }
         if let nmeaDate {
-            guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else { throw CommandError("--nmea-date \(nmeaDate) is not a date like 2024-05-06") }
+            guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else {
+                throw CommandError(LocationTimeFormat.nonexistentDay(nmeaDate).map { "--nmea-date \(nmeaDate): \($0)" }
+                    ?? "--nmea-date \(nmeaDate) is not a date like 2024-05-06")
+            }
             options.assumedNMEADate = t
         }
         return options

@@ -31,7 +31,9 @@ struct GPSFixCommand: AsyncParsableCommand {
             guard coordinate.isValid else { throw CommandError("\(latitude), \(longitude) is not a valid coordinate") }
             var stamp = Date().timeIntervalSince1970
             if let time {
-                guard let t = LocationTimeFormat.parseISO8601(time) else { throw CommandError("--time \(time) is not an ISO 8601 time") }
+                guard let t = LocationTimeFormat.parseISO8601(time) else {
+                    throw CommandError(LocationTimeFormat.nonexistentDay(time).map { "--time \(time): \($0)" } ?? "--time \(time) is not an ISO 8601 time")
+                }
                 stamp = t
             }
             let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)

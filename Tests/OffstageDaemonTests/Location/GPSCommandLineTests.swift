@@ -75,6 +75,20 @@ import Testing
             """)
     }
 
+    @Test func impossibleDatesOnTheCommandLineAreOneLineErrors() throws {
+        let dir = try makeTemporaryDirectory()
+        let input = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n", to: "in.nmea", in: dir)
+        let output = dir.appendingPathComponent("out.json").path
+        let start = try offstage("gps", "convert", "--start", "2024-02-30T00:00:00Z", input, output)
+        #expect(start.status == 1 && start.stderr == "offstage: error: --start 2024-02-30T00:00:00Z: 2024-02-30 does not exist (February 2024 has 29 days)\n")
+        let date = try offstage("gps", "feed", "--nmea-date", "2023-02-29", input)
+        #expect(date.status == 1 && date.stderr == "offstage: error: --nmea-date 2023-02-29: 2023-02-29 does not exist (February 2023 has 28 days)\n")
+        // Refused before any gpsd is started.
+        let time = try offstage("gps", "fix", "48.85", "2.35", "--time", "2024-04-31T12:00:00Z")
+        #expect(time.status == 1 && time.stderr == "offstage: error: --time 2024-04-31T12:00:00Z: 2024-04-31 does not exist (April 2024 has 30 days)\n")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """

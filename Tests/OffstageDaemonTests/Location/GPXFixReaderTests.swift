@@ -78,6 +78,21 @@ import Testing
         #expect(error?.issue.line == 4)
     }
 
+    @Test func aTimeOnADayThatDoesNotExistIsABadTimeNotTheNextMonth() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="1" lon="1"><time>2024-02-28T08:00:00Z</time></trkpt>
+            <trkpt lat="1" lon="1.001"><time>2024-02-30T08:00:00Z</time></trkpt>
+            <trkpt lat="1" lon="1.002"><time>2024-03-02T08:00:00Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "feb.gpx", in: dir))
+        #expect(fixes.count == 2)
+        #expect(summary.issues.map(\.line) == [3])
+        #expect(summary.issues.map(\.message) == ["bad <time> \"2024-02-30T08:00:00Z\""])
+    }
+
     @Test func notWellFormedStopsWithTheLineAfterDeliveringWhatCameBefore() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """

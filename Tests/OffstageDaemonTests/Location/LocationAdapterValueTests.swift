@@ -43,4 +43,16 @@ import Testing
         #expect(LocationTimeFormat.parseISO8601("2024-13-06T07:30:00Z") == nil)
         #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00.Z") == nil)
     }
+
+    @Test func iso8601RefusesDaysThatDoNotExist() {
+        for text in ["2024-02-30", "2023-02-29", "2100-02-29", "2024-04-31", "2024-06-31", "2024-09-31", "2024-11-31"] {
+            #expect(LocationTimeFormat.parseISO8601(text + "T12:00:00Z") == nil, "\(text)")
+        }
+        for text in ["2024-02-29", "2000-02-29", "2023-02-28", "2024-01-31", "2024-04-30", "2024-12-31"] {
+            #expect(LocationTimeFormat.parseISO8601(text + "T12:00:00Z") != nil, "\(text)")
+        }
+        #expect(LocationTimeFormat.nonexistentDay("2024-02-30T12:00:00Z") == "2024-02-30 does not exist (February 2024 has 29 days)")
+        #expect(LocationTimeFormat.nonexistentDay("2024-02-29T12:00:00Z") == nil)
+        #expect(LocationTimeFormat.nonexistentDay("yesterday") == nil)
+    }
 }

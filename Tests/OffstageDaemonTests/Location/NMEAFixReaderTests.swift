@@ -150,6 +150,22 @@ import Testing
         #expect(error?.issue.line == 2 && error?.issue.message.hasPrefix("bad checksum") == true)
     }
 
+    @Test func anImpossibleDateIsBadInputNotTheNextMonth() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,290223,,,A"),
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,310424,,,A"),
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,290224,,,A"),
+        ].joined(separator: "\n")
+        let path = try write(text, to: "date.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(fixes.map(\.time) == [Double(LocationTimeFormat.daysFromCivil(year: 2024, month: 2, day: 29) * 86_400 + 43_200)])
+        #expect(summary.issues.map(\.description) == [
+            "\(path):1: RMC date 290223 does not exist (February 2023 has 28 days)",
+            "\(path):2: RMC date 310424 does not exist (April 2024 has 30 days)",
+        ])
+    }
+
     @Test func timeGoingBackwardsIsReported() throws {
         let dir = try makeTemporaryDirectory()
         let a = sampleTrack(count: 3)
