@@ -2,6 +2,8 @@ import OffstageCore
 
 /// Writes fixes as NMEA 0183: one `GGA` then one `RMC` per fix (talker
 /// `GP`), with times to the millisecond, the date, and correct checksums.
+/// The HDOP is the horizontal accuracy over ``metresPerHDOP`` (at least
+/// 0.5), or empty when the fix has no accuracy.
 /// `GGA` comes first: gpsd then reports the epoch complete (position,
 /// altitude, speed, course, date) at the `RMC` that ends it, even for the
 /// very first fix, before it has learnt where its cycles end.
@@ -20,7 +22,9 @@ public enum NMEAFixWriter {
         let speed = fix.speed.map { decimal($0 * 3600 / 1852, 3) } ?? ""
         let course = fix.course.map { decimal($0, 2) } ?? ""
         let rmc = "GPRMC,\(time),A,\(lat),\(lon),\(speed),\(course),\(date),,,A"
-        let hdop = decimal(max(0.5, (fix.horizontalAccuracy ?? 5) / metresPerHDOP), 1)
+        // No accuracy, no HDOP (an empty field): a made-up one came back
+        // from the reader, and from gpsd, as an accuracy.
+        let hdop = fix.horizontalAccuracy.map { decimal(max(0.5, $0 / metresPerHDOP), 1) } ?? ""
         let alt = fix.altitude.map { decimal($0, 2) } ?? ""
         let gga = "GPGGA,\(time),\(lat),\(lon),1,08,\(hdop),\(alt),\(alt.isEmpty ? "" : "M"),0.0,M,,"
         return framed(gga) + framed(rmc)

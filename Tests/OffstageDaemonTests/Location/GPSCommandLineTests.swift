@@ -89,6 +89,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    @Test func gpxWithoutAccuracyGainsNoneThroughNMEA() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="48.85" lon="2.35"><ele>35</ele><time>2024-05-06T07:30:00Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let input = try write(gpx, to: "in.gpx", in: dir)
+        let nmeaPath = dir.appendingPathComponent("mid.nmea").path
+        let json = dir.appendingPathComponent("out.json").path
+        #expect(try offstage("gps", "convert", input, nmeaPath).status == 0)
+        #expect(try offstage("gps", "convert", nmeaPath, json).status == 0)
+        #expect(try String(contentsOfFile: json, encoding: .utf8)
+            == "{\"class\":\"TPV\",\"device\":\"offstage\",\"mode\":3,\"time\":\"2024-05-06T07:30:00.000Z\",\"lat\":48.850000000,\"lon\":2.350000000,\"altMSL\":35.000}\n")
+    }
+
     @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
@@ -108,9 +124,9 @@ import Testing
 
             """)
         let expected = [
-            nmea("GPGGA,073000.000,4851.000000,N,00221.000000,E,1,08,1.0,35.00,M,0.0,M,,"),
+            nmea("GPGGA,073000.000,4851.000000,N,00221.000000,E,1,08,,35.00,M,0.0,M,,"),
             nmea("GPRMC,073000.000,A,4851.000000,N,00221.000000,E,,,060524,,,A"),
-            nmea("GPGGA,073002.500,3330.000000,S,07015.000000,W,1,08,1.0,,,0.0,M,,"),
+            nmea("GPGGA,073002.500,3330.000000,S,07015.000000,W,1,08,,,,0.0,M,,"),
             nmea("GPRMC,073002.500,A,3330.000000,S,07015.000000,W,,,060524,,,A"),
         ].map { $0 + "\r\n" }.joined()
         #expect(try String(contentsOfFile: output, encoding: .utf8) == expected)

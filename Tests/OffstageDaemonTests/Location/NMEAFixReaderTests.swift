@@ -20,7 +20,7 @@ import Testing
 
     @Test func writerProducesKnownSentences() {
         let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
-        let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4)
+        let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4, horizontalAccuracy: 5)
         let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
         #expect(lines[1] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
         #expect(lines[0] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
@@ -164,6 +164,18 @@ import Testing
             "\(path):1: RMC date 290223 does not exist (February 2023 has 28 days)",
             "\(path):2: RMC date 310424 does not exist (April 2024 has 30 days)",
         ])
+    }
+
+    @Test func aFixWithoutAccuracyIsWrittenWithAnEmptyHDOPAndReadBackWithoutOne() throws {
+        let dir = try makeTemporaryDirectory()
+        var fix = sampleTrack(count: 1)[0]
+        fix.horizontalAccuracy = nil
+        let sentences = NMEAFixWriter.sentences(for: fix)
+        #expect(sentences.hasPrefix("$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,,35.00,M,0.0,M,,*"))
+        let (fixes, _) = try readAll(try write(sentences, to: "noacc.nmea", in: dir))
+        #expect(fixes.count == 1 && fixes.first?.horizontalAccuracy == nil)
+        fix.horizontalAccuracy = 12.5
+        #expect(NMEAFixWriter.sentences(for: fix).hasPrefix("$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,2.5,35.00,M,0.0,M,,*"))
     }
 
     @Test func timeGoingBackwardsIsReported() throws {
