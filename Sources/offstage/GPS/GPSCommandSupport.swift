@@ -27,15 +27,13 @@ struct GPSFixtureOptions: ParsableArguments {
         options.routeSpeed = routeSpeed
         if let start {
             guard let t = LocationTimeFormat.parseISO8601(start) else {
-                throw CommandError(LocationTimeFormat.nonexistentDay(start).map { "--start \(start): \($0)" }
-                    ?? "--start \(start) is not an ISO 8601 time like 2024-05-06T07:30:00Z")
+                throw badTimeOption("--start", start, expected: "an ISO 8601 time like 2024-05-06T07:30:00Z")
             }
             options.routeStartTime = t
         }
         if let nmeaDate {
             guard let t = LocationTimeFormat.parseISO8601(nmeaDate + "T00:00:00Z") else {
-                throw CommandError(LocationTimeFormat.nonexistentDay(nmeaDate).map { "--nmea-date \(nmeaDate): \($0)" }
-                    ?? "--nmea-date \(nmeaDate) is not a date like 2024-05-06")
+                throw badTimeOption("--nmea-date", nmeaDate, expected: "a date like 2024-05-06")
             }
             options.assumedNMEADate = t
         }
@@ -166,4 +164,13 @@ final class GPSDDeliveryCounter: Sendable {
     }
 
     func cancel() { task.withLock { $0?.cancel() } }
+}
+
+/// The error for a time or date option that does not parse: the day that
+/// does not exist (`--time 2024-02-30T…: 2024-02-30 does not exist
+/// (February 2024 has 29 days)`), or else the form `expected`.
+func badTimeOption(_ option: String, _ value: String, expected: String) -> CommandError {
+    CommandError(
+        LocationTimeFormat.nonexistentDay(value).map { "\(option) \(value): \($0)" }
+            ?? "\(option) \(value) is not \(expected)")
 }

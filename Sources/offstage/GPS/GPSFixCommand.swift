@@ -32,7 +32,7 @@ struct GPSFixCommand: AsyncParsableCommand {
             var stamp = Date().timeIntervalSince1970
             if let time {
                 guard let t = LocationTimeFormat.parseISO8601(time) else {
-                    throw CommandError(LocationTimeFormat.nonexistentDay(time).map { "--time \(time): \($0)" } ?? "--time \(time) is not an ISO 8601 time")
+                    throw badTimeOption("--time", time, expected: "an ISO 8601 time")
                 }
                 stamp = t
             }
