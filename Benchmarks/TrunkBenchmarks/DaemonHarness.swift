@@ -112,16 +112,11 @@ struct DaemonHarness {
 /// The single-letter state of a process in `/proc/PID/stat` (`T`: stopped).
 func processState(_ pid: Int32) -> Character? { AppProcessHost.state(of: pid) }
 
-/// Blocks until `pid`, a child of this process (the daemon runs in it), is
-/// stopped, as the ping-pong baseline waits for its child in `waitpid`: the
-/// waiting thread sleeps instead of polling `/proc`. `WNOWAIT` leaves the
-/// report (a SIGCONT clears it) and an exit to the daemon's own reaping.
+/// Blocks until BenchApp (`pid`) is stopped, as the ping-pong baseline
+/// waits for its child in `waitpid`: the waiting thread sleeps instead of
+/// polling `/proc`.
 func waitStopped(_ pid: Int32) throws {
-    var info = siginfo_t()
-    while waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT) == -1 {
-        guard errno == EINTR else { throw SystemCallError(call: "waitid \(pid)", errno: errno) }
-    }
-    guard info.si_code == CLD_STOPPED else { throw BenchError("BenchApp ended (code \(info.si_code)) instead of stopping") }
+    guard AppProcessHost.waitStopped(pid) else { throw BenchError("BenchApp ended instead of stopping") }
 }
 
 /// Waits (up to `limit` seconds) until `condition` holds, polling every 100 µs.

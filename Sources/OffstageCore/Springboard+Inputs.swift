@@ -36,12 +36,10 @@ extension Springboard {
             if !record.hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .alertShow:
             if overlays.contains(.alert) { throw LifecycleError(.invalidState, "a system alert is already shown") }
-        case .alertDismiss:
-            if !overlays.contains(.alert) { throw LifecycleError(.noAlert, "no system alert is shown") }
-        case .alertReply:
+        case .alertDismiss, .alertReply:
             if !overlays.contains(.alert) { throw LifecycleError(.noAlert, "no system alert is shown") }
             // Replying opens Messages, which takes unlocking first.
-            if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first, or dismiss the alert") }
+            if case .alertReply = input, locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first, or dismiss the alert") }
         case .memoryWarning, .memoryPressure, .deviceChange:
             break
         case .wake(let id, _, _):

@@ -51,17 +51,21 @@ struct EventsCommand: ParsableCommand {
         let socket = try client.connect()
         try socket.send(.object(request))
         let events = try client.result(of: client.receiveReply(on: socket)).arrayValue ?? []
+        func installedApps() -> [String] {
+            (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
+        }
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
-        let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
+        let installed = json ? [] : installedApps()
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }
         // The daemon follows a bundle id nobody knows yet (an app installed
         // later); a typo would look like "no events yet", so say so.
         if let app, events.isEmpty {
-            let known = json ? (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? [] : installed
-            if !known.contains(app) {
+            let known = json ? installedApps() : installed
+            // Named by its id, or by the last part of it (which the daemon resolved).
+            if !known.contains(where: { $0 == app || AppNaming.lastPart(of: $0) == app }) {
                 printError("offstage: warning: no app \(app) is installed or in the event log yet; waiting for its events")
             }
         }

@@ -398,14 +398,10 @@ struct CLITests {
     @Test func daemonShutsDownGracefullyOnSIGTERM() async throws {
         let directory = try temporaryDirectory()
         let socket = directory + "/control.sock"
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
-        daemon.arguments = ["daemon", "--socket", socket, "--data", directory + "/data"]
-        let errors = Pipe()
-        daemon.standardError = errors
-        try daemon.run()
+        let running = try RunningOffstage(["daemon", "--socket", socket, "--data", directory + "/data"])
+        let daemon = running.process
         // Await the daemon's log line saying it listens, then start an app.
-        #expect(await firstLine(containing: "offstage daemon running", from: errors.fileHandleForReading) != nil)
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
         #expect(try offstage(["install", Paths.sample("StateLab"), "--socket", socket]).status == 0)
         #expect(try offstage(["launch", stateLab, "--socket", socket]).status == 0)
         let status = try JSONValue(parsing: try offstage(["status", "--json", "--socket", socket]).stdout)

@@ -145,12 +145,7 @@ struct TestDaemon {
 }
 
 /// The state letter of a process from `/proc/PID/stat` (`T` = stopped by a signal).
-func processState(_ pid: Int32) -> Character? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = text.lastIndex(of: ")")
-    else { return nil }
-    return text[text.index(close, offsetBy: 2)]
-}
+func processState(_ pid: Int32) -> Character? { AppProcessHost.state(of: pid) }
 
 let stateLab = "com.offstage.samples.StateLab"
 
@@ -162,13 +157,7 @@ let stateLab = "com.offstage.samples.StateLab"
 func awaitStopped(_ pid: Int32) async -> Bool {
     await withCheckedContinuation { continuation in
         let outcome = ResumeOnce(continuation)
-        Thread {
-            var info = siginfo_t()
-            var result: Int32
-            repeat { result = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT) } while result == -1
-                && errno == EINTR
-            outcome.resume(returning: result == 0 && info.si_code == CLD_STOPPED)
-        }.start()
+        Thread { outcome.resume(returning: AppProcessHost.waitStopped(pid)) }.start()
         Task {
             try? await Task.sleep(for: .seconds(5))
             outcome.resume(returning: false)
@@ -184,28 +173,5 @@ final class ResumeOnce<Value: Sendable>: Sendable {
 
     func resume(returning value: Value) {
         continuation.withLock { $0.take() }?.resume(returning: value)
-    }
-}
-
-/// Reads `handle` on a thread of its own until a line contains `text`;
-/// the line, or nil at end of file.
-func firstLine(containing text: String, from handle: FileHandle) async -> String? {
-    let fd = handle.fileDescriptor
-    return await withCheckedContinuation { continuation in
-        Thread {
-            var pending: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = read(fd, &buffer, buffer.count)
-                if count == -1, errno == EINTR { continue }
-                if count <= 0 { return continuation.resume(returning: nil) }
-                pending += buffer[0..<count]
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    if line.contains(text) { return continuation.resume(returning: line) }
-                }
-            }
-        }.start()
     }
 }

@@ -116,6 +116,19 @@ public struct AppProcessHost: Sendable {
         statFields(of: pid)?.first?.first
     }
 
+    /// Blocks until `pid`, a child of this process, is stopped by a signal
+    /// (true) or has exited (false), in `waitid`: no polling. `WNOWAIT`
+    /// leaves the report (a SIGCONT clears it) and the exit to whoever
+    /// reaps the child. For tests and benchmarks, which run the daemon in
+    /// their own process.
+    public static func waitStopped(_ pid: Int32) -> Bool {
+        var info = siginfo_t()
+        var result: Int32
+        repeat { result = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT) } while result == -1
+            && errno == EINTR
+        return result == 0 && info.si_code == CLD_STOPPED
+    }
+
     /// The process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
     public static func startTicks(of pid: Int32) -> UInt64? {
         // fields[0] is the state (field 3), so field 22 is at index 19.

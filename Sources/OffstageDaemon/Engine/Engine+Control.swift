@@ -322,7 +322,7 @@ extension Engine {
         var known = Set(bundles.keys)
         for event in log.events { if let app = event.app { known.insert(app) } }
         if known.contains(name) { return name }
-        let matches = known.filter { $0.split(separator: ".").last.map(String.init) == name }.sorted()
+        let matches = known.filter { AppNaming.lastPart(of: $0) == name }.sorted()
         if matches.isEmpty, following, name.contains(".") { return name }
         guard matches.count == 1 else {
             throw DaemonError(

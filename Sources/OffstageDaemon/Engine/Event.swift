@@ -112,7 +112,8 @@ public struct AppNaming: Sendable {
         return shared.contains(short) ? bundleID : short
     }
 
-    static func lastPart(of bundleID: String) -> String {
+    /// `StateLab` for `com.offstage.samples.StateLab`.
+    public static func lastPart(of bundleID: String) -> String {
         bundleID.split(separator: ".").last.map(String.init) ?? bundleID
     }
 }

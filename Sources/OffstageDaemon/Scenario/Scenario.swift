@@ -213,17 +213,20 @@ extension Scenario {
                     }
                     throw error(node, "expected a callback name such as applicationDidBecomeActive:")
                 }
-                if let list = value.sequence {
+                /// The expected callbacks, each with its line.
+                func expectCallbacks(_ list: Node.Sequence) throws {
                     expectation.callbacks = try list.map(callbackName)
                     expectation.callbackLines = list.map { $0.mark?.line ?? expectation.line }
+                }
+                if let list = value.sequence {
+                    try expectCallbacks(list)
                 } else if let object = value.mapping {
                     for (key, _) in object where !["callbacks", "finalState"].contains(key.string ?? "") {
                         throw error(key, "unknown expectation key \"\(key.string ?? "?")\" (callbacks, finalState)")
                     }
                     if let node = object["callbacks"] {
                         guard let list = node.sequence else { throw error(node, "callbacks is a list of callback names") }
-                        expectation.callbacks = try list.map(callbackName)
-                        expectation.callbackLines = list.map { $0.mark?.line ?? expectation.line }
+                        try expectCallbacks(list)
                     }
                     if let stateNode = object["finalState"] {
                         guard let raw = stateNode.string, let state = AppState(rawValue: raw) else {
