@@ -56,4 +56,39 @@ struct SpawnProcessTests {
         #expect(poll(&ended, 1, 10_000) == 1, "the app's child \(child) outlived it")
         if kill(child, 0) == 0 { kill(child, SIGKILL) }
     }
+
+    /// A helper server that ignores SIGTERM is killed once the grace has
+    /// passed, and reaped.
+    @Test func stoppingAServerThatIgnoresSIGTERMKillsItAfterTheGrace() throws {
+        let directory = try temporaryDirectory()
+        let fifo = directory + "/ready"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let server = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "trap '' TERM; echo ready > \(fifo); exec sleep 1000"],
+            logPath: directory + "/server.log")
+        // Opening the FIFO waits until the script ignores SIGTERM.
+        let reader = open(fifo, O_RDONLY)
+        #expect(reader >= 0)
+        var byte: UInt8 = 0
+        #expect(read(reader, &byte, 1) == 1)
+        close(reader)
+        let start = ContinuousClock.now
+        server.stop(grace: .milliseconds(300))
+        #expect(ContinuousClock.now - start >= .milliseconds(300))
+        #expect(!server.isRunning)
+        #expect(kill(server.pid, 0) == -1 && errno == ESRCH)
+    }
+
+    /// A server that ends on SIGTERM is reaped as soon as it has ended,
+    /// not at the end of the grace.
+    @Test func stoppingAServerWaitsOnlyUntilItHasEnded() throws {
+        let directory = try temporaryDirectory()
+        let server = try ChildProcess(
+            executable: "/bin/sleep", arguments: ["1000"], logPath: directory + "/server.log")
+        let start = ContinuousClock.now
+        server.stop(grace: .seconds(60))
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(!server.isRunning)
+        #expect(kill(server.pid, 0) == -1 && errno == ESRCH)
+    }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CLinuxProcess
 import OffstageProtocol
 import Synchronization
 
@@ -64,22 +65,36 @@ final class ChildProcess: Sendable {
     }
 
     /// Sends a signal and waits for the child to exit; escalates to
-    /// SIGKILL after `grace`.
+    /// SIGKILL after `grace`. The wait sleeps on a pidfd, which becomes
+    /// readable when the child exits.
     func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(5)) {
         guard isRunning else { return }
+        // Opened before the signal: not yet reaped, the pid is still the child's.
+        let exitDescriptor = offstage_pidfd_open(pid)
+        defer { if exitDescriptor >= 0 { close(exitDescriptor) } }
         Glibc.kill(pid, signal)
-        let deadline = ContinuousClock.now + grace
-        while isRunning {
-            if ContinuousClock.now > deadline {
-                Glibc.kill(pid, SIGKILL)
-                exited.withLock { done in
-                    var status: Int32 = 0
-                    _ = waitpid(pid, &status, 0)
-                    reaped(&done)
-                }
-                return
-            }
-            usleep(2_000)
+        if exitDescriptor < 0 || !Self.awaitReadable(exitDescriptor, within: grace) {
+            Glibc.kill(pid, SIGKILL)
+        }
+        exited.withLock { done in
+            guard !done else { return }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            reaped(&done)
+        }
+    }
+
+    /// Whether `descriptor` became readable within `limit` (a signal's
+    /// interruption waits on for the rest of it).
+    private static func awaitReadable(_ descriptor: Int32, within limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let left = max(.zero, deadline - ContinuousClock.now)
+            let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready == 0 || errno != EINTR { return false }
         }
     }
 }
