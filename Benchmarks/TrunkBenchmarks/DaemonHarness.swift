@@ -109,21 +109,9 @@ struct DaemonHarness {
     }
 }
 
-/// The single-letter state of a process in `/proc/PID/stat` (`T`: stopped).
-func processState(_ pid: Int32) -> Character? { AppProcessHost.state(of: pid) }
-
 /// Blocks until BenchApp (`pid`) is stopped, as the ping-pong baseline
 /// waits for its child in `waitpid`: the waiting thread sleeps instead of
 /// polling `/proc`.
 func waitStopped(_ pid: Int32) throws {
     guard AppProcessHost.waitStopped(pid) else { throw BenchError("BenchApp ended instead of stopping") }
-}
-
-/// Waits (up to `limit` seconds) until `condition` holds, polling every 100 µs.
-func waitUntil(limit: Double = 5, _ condition: () -> Bool) throws {
-    let deadline = monotonicNanos() + UInt64(limit * 1e9)
-    while !condition() {
-        if monotonicNanos() > deadline { throw BenchError("timed out waiting") }
-        usleep(100)
-    }
 }

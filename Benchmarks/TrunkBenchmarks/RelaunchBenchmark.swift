@@ -63,9 +63,9 @@ enum RelaunchBenchmark {
             try await harness.control(launch)
             var figures = Figures()
             for round in 0..<(relaunches + 2) {
-                guard let pid = try await harness.pid(of: app) else { throw BenchError("\(label) has no process") }
+                guard try await harness.pid(of: app) != nil else { throw BenchError("\(label) has no process") }
                 try await harness.control(kill)
-                try waitUntil { processState(pid) == nil }
+                try await harness.daemon.processGone(app)
                 if round == 2 { _ = harness.stamps.take() }
                 if round >= 2 {
                     try await figures.control.time { try await harness.control(launch) }

@@ -100,6 +100,22 @@ public final class RunningDaemon: Sendable {
     public func control(_ request: JSONValue) async throws -> ControlReply {
         try await engine.flatSubmit { $0.control(request) }.get()
     }
+
+    /// Returns once `app` has no process: at once if it has none, or when
+    /// the daemon has reaped it (a `switcher kill` replies before that).
+    /// - Throws: ``DaemonError`` `invalidState` if it still has one after `limit`.
+    public func processGone(_ app: String, within limit: TimeAmount = .seconds(5)) async throws {
+        try await engine.flatSubmit { engine in
+            let loop = engine.eventLoop
+            let promise = loop.makePromise(of: Void.self)
+            engine.whenProcessGone(app).cascade(to: promise)
+            let timeout = loop.scheduleTask(in: limit) {
+                promise.fail(DaemonError(.invalidState, "\(app) still has a process after \(limit.nanoseconds / 1_000_000) ms"))
+            }
+            promise.futureResult.whenComplete { _ in timeout.cancel() }
+            return promise.futureResult
+        }.get()
+    }
 }
 
 /// Asks the kernel not to signal SIGCHLD when a child stops or continues

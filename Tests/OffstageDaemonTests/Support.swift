@@ -128,15 +128,7 @@ struct TestDaemon {
 
     /// Awaits the daemon's reaping of `app`'s process (bounded, 5 s).
     func awaitProcessGone(_ app: String) async throws {
-        let loop = daemon.engine.eventLoop
-        let promise = loop.makePromise(of: Void.self)
-        try await daemon.engine.submit { engine in
-            engine.whenProcessGone(app).cascade(to: promise)
-            loop.scheduleTask(in: .seconds(5)) {
-                promise.fail(DaemonError(.invalidState, "\(app) still has a process after 5 s"))
-            }
-        }.get()
-        try await promise.futureResult.get()
+        try await daemon.processGone(app)
     }
 
     func stop() async {
