@@ -104,9 +104,11 @@ struct TestDaemon {
                 engine.log.unsubscribe(subscription)
                 promise.succeed(matching())
             }
-            loop.scheduleTask(in: .seconds(10)) {
+            let timeout = loop.scheduleTask(in: .seconds(10)) {
+                engine.log.unsubscribe(subscription)
                 promise.fail(DaemonError(.invalidState, "fewer than \(count) \(kind) events after 10 s"))
             }
+            promise.futureResult.whenComplete { _ in timeout.cancel() }
         }.get()
         return try await promise.futureResult.get()
     }
@@ -149,11 +151,14 @@ let stateLab = "com.offstage.samples.StateLab"
 func awaitStopped(_ pid: Int32) async -> Bool {
     await withCheckedContinuation { continuation in
         let outcome = ResumeOnce(continuation)
-        Thread { outcome.resume(returning: AppProcessHost.waitStopped(pid)) }.start()
-        Task {
-            try? await Task.sleep(for: .seconds(5))
+        let timeout = Task {
+            guard (try? await Task.sleep(for: .seconds(5))) != nil else { return }
             outcome.resume(returning: false)
         }
+        Thread {
+            outcome.resume(returning: AppProcessHost.waitStopped(pid))
+            timeout.cancel()
+        }.start()
     }
 }
 

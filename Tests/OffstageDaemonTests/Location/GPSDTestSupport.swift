@@ -18,6 +18,8 @@ final class SourceRecorder: Sendable {
     private struct Waiter {
         let condition: @Sendable (Recorded) -> Bool
         let continuation: CheckedContinuation<Bool, Never>
+        /// Gives up after the timeout; cancelled when the condition holds.
+        let timeout: Task<Void, Never>
     }
     private struct State {
         var recorded = Recorded()
@@ -47,7 +49,10 @@ final class SourceRecorder: Sendable {
             for id in ready.keys { state.waiters[id] = nil }
             return Array(ready.values)
         }
-        for waiter in satisfied { waiter.continuation.resume(returning: true) }
+        for waiter in satisfied {
+            waiter.timeout.cancel()
+            waiter.continuation.resume(returning: true)
+        }
     }
 
     var recorded: Recorded { state.withLock { $0.recorded } }
@@ -59,19 +64,19 @@ final class SourceRecorder: Sendable {
     /// already does), checked as each event arrives; false after `timeout`.
     func until(timeout: Duration = .seconds(15), _ condition: @escaping @Sendable (Recorded) -> Bool) async -> Bool {
         await withCheckedContinuation { continuation in
-            let id: Int? = state.withLock { state in
-                if condition(state.recorded) { return nil }
-                let id = state.nextWaiter
-                state.nextWaiter += 1
-                state.waiters[id] = Waiter(condition: condition, continuation: continuation)
-                return id
+            let waiting = state.withLock { locked in
+                if condition(locked.recorded) { return false }
+                let id = locked.nextWaiter
+                locked.nextWaiter += 1
+                let giveUp = Task { [self] in
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    let expired = state.withLock { $0.waiters.removeValue(forKey: id) }
+                    expired?.continuation.resume(returning: false)
+                }
+                locked.waiters[id] = Waiter(condition: condition, continuation: continuation, timeout: giveUp)
+                return true
             }
-            guard let id else { return continuation.resume(returning: true) }
-            Task { [self] in
-                try? await Task.sleep(for: timeout)
-                let expired = state.withLock { $0.waiters.removeValue(forKey: id) }
-                expired?.continuation.resume(returning: false)
-            }
+            if !waiting { continuation.resume(returning: true) }
         }
     }
 }
