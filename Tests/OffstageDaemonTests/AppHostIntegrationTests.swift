@@ -70,8 +70,7 @@ struct AppHostIntegrationTests {
     @Test func defaultsSurviveAKillAndRelaunch() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        _ = try await test.launchStateLab()
         try await test.ok(["command": "home"])
         let defaults = test.directory + "/data/containers/\(stateLab)/Library/Preferences/defaults.json"
         let saved = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: defaults))))
@@ -93,8 +92,7 @@ struct AppHostIntegrationTests {
         let errors = try await test.events(kind: .error)
         #expect(errors.map(\.name) == ["crashed"])
         // Still serving.
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        _ = try await test.launchStateLab()
         await test.stop()
     }
 

@@ -162,8 +162,7 @@ struct BadInputTests {
     @Test func anotherAppsTokenIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        _ = try await test.launchStateLab()
         let token = try await test.daemon.engine.submit { $0.processes[stateLab]!.token }.get()
         let thief = try rawAppConnection(test)
         try thief.send(AppMessage.hello(token: token, pid: getpid(), version: 1).json)
@@ -197,8 +196,7 @@ struct BadInputTests {
     @Test func anAppsTimerPastTheVirtualClocksEndIsRefused() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        _ = try await test.launchStateLab()
         let century = 36500.0 * 86400
         for _ in 0..<2 { try await test.ok(["command": "clock", "action": "advance", "seconds": .number(century)]) }
         // What StateLab's scheduleTimer requests would get, asked on the engine's loop.
@@ -226,8 +224,7 @@ struct BadInputTests {
     @Test func anAppThatClosesItsConnectionButRunsOnIsKilled() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        _ = try await test.launchStateLab()
         // What the app's connection handler reports when the socket closes:
         // StateLab itself is still running, so it closed the socket itself.
         try await test.daemon.engine.submit { engine in
