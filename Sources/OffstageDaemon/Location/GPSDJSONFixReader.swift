@@ -57,7 +57,7 @@ public struct GPSDJSONFixReader: Sendable {
                 continue
             }
             guard let time = LocationTimeFormat.parseISO8601(timeText) else {
-                try checker.issue(line: number, "bad time \"\(timeText)\"")
+                try checker.issue(line: number, LocationTimeFormat.badTime(timeText, label: "time"))
                 continue
             }
             func value(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }

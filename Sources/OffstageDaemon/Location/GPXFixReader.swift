@@ -153,7 +153,7 @@ public struct GPXFixReader: Sendable {
             var time: Double
             if let t = fields["time"] {
                 guard let parsed = LocationTimeFormat.parseISO8601(t) else {
-                    return try checker.issue(line: pointLine, "bad <time> \"\(t)\"")
+                    return try checker.issue(line: pointLine, LocationTimeFormat.badTime(t, label: "<time>"))
                 }
                 time = parsed
             } else if kind == .track {

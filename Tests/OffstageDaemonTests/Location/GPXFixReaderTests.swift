@@ -90,7 +90,9 @@ import Testing
         let (fixes, summary) = try readAll(try write(gpx, to: "feb.gpx", in: dir))
         #expect(fixes.count == 2)
         #expect(summary.issues.map(\.line) == [3])
-        #expect(summary.issues.map(\.message) == ["bad <time> \"2024-02-30T08:00:00Z\""])
+        #expect(summary.issues.map(\.message) == [
+            "bad <time> \"2024-02-30T08:00:00Z\": 2024-02-30 does not exist (February 2024 has 29 days)"
+        ])
     }
 
     @Test func notWellFormedStopsWithTheLineAfterDeliveringWhatCameBefore() throws {
@@ -138,6 +140,8 @@ import Testing
             {"class":"TPV","mode":2,"time":"2024-05-01T08:00:05.000Z","lat":"48.8505","lon":2.3505}
             {"class":"TPV","mode":2,"time":"2024-05-01T08:00:06.000Z","lat":1e999,"lon":2.3506}
             {"class":"TPV","mode":3,"time":"2024-05-01T08:00:07.000Z","lat":48.8507,"lon":2.3507,"altMSL":null}
+            {"class":"TPV","mode":2,"time":"2023-02-29T08:00:08.000Z","lat":48.8508,"lon":2.3508}
+            {"class":"TPV","mode":2,"time":"soon","lat":48.8509,"lon":2.3509}
             """
         let (fixes, summary) = try readAll(try write(text, to: "log.json", in: dir))
         // A null is no value (the last line: a fix with no altitude).
@@ -145,10 +149,12 @@ import Testing
         #expect(fixes.last?.altitude == nil)
         #expect(fixes[0] == LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90, horizontalAccuracy: 4.2))
         #expect(summary.ignored == 3)
-        #expect(summary.issues.map(\.line) == [5, 6, 7, 9, 10])
+        #expect(summary.issues.map(\.line) == [5, 6, 7, 9, 10, 12, 13])
         #expect(summary.issues.map(\.message) == [
             "not a JSON object (truncated line?)", "TPV without time", "TPV with mode 2 but without lat/lon",
             "lat is not a number (\"48.8505\")", "a number out of range (larger than a double)",
+            "bad time \"2023-02-29T08:00:08.000Z\": 2023-02-29 does not exist (February 2023 has 28 days)",
+            "bad time \"soon\"",
         ])
     }
 }
