@@ -86,7 +86,7 @@ struct DeviceCommand: SimpleCommand {
     }
     @Argument(help: "battery, orientation, locale or time-jump.") var what: What
     // Every word that is not a known option, so that a negative level
-    // (`battery -1`) is a value the range check refuses, not an option.
+    // (`battery -1`) is a value the daemon's rule refuses, not an option.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
     @OptionGroup var client: ClientOptions
 
@@ -96,15 +96,13 @@ struct DeviceCommand: SimpleCommand {
         if values.count > 1 { throw ValidationError("device \(what.rawValue) takes one value (got \(values.joined(separator: " ")))") }
         if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
         if what == .timeJump, let value { throw ValidationError("device time-jump takes no value (got \(value))") }
-        if what == .battery, Double(value ?? "").map({ (0...1).contains($0) }) != true {
-            throw ValidationError("battery level must be a number from 0 to 1")
-        }
         if let problem = deviceChangeProblem(request) { throw ValidationError(problem) }
     }
 
     var request: JSONValue {
         var object: [String: JSONValue] = ["command": "device", "what": .string(what.rawValue)]
-        if let value { object["value"] = what == .battery ? JSONValue(Double(value) ?? -1) : .string(value) }
+        // A level that is not a number goes as the text, which the range check names.
+        if let value { object["value"] = what == .battery ? Double(value).map { JSONValue($0) } ?? .string(value) : .string(value) }
         return .object(object)
     }
 }

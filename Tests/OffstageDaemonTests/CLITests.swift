@@ -200,10 +200,10 @@ struct CLITests {
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR, not \"  \" (see offstage device --help)\n")
         // A negative level is a value out of range, not an option (it said a value was missing).
-        for level in ["-1", "-0.5", "2"] {
+        for (level, shown) in [("-1", "-1"), ("-0.5", "-0.5"), ("2", "2"), ("full", "\"full\"")] {
             result = try offstage(["device", "battery", level] + nowhere())
             #expect(result.status == 64)
-            #expect(result.stderr == "offstage: error: battery level must be a number from 0 to 1 (see offstage device --help)\n", "\(level)")
+            #expect(result.stderr == "offstage: error: device battery takes a level from 0 to 1, not \(shown) (see offstage device --help)\n", "\(level)")
         }
         result = try offstage(["device", "battery", "0.5", "0.7"] + nowhere())
         #expect(result.stderr == "offstage: error: device battery takes one value (got 0.5 0.7) (see offstage device --help)\n")
