@@ -89,6 +89,10 @@ let package = Package(
         .executableTarget(
             name: "CrashAtLaunchApp", dependencies: ["OffstageKit"],
             path: "samples/misbehaving/CrashAtLaunchApp", exclude: ["Info.plist"]),
+        // A test app (not a sample): a timer for 0 s through the SDK.
+        .executableTarget(
+            name: "ZeroTimerApp", dependencies: ["OffstageKit"],
+            path: "Tests/Apps/ZeroTimerApp", exclude: ["Info.plist"]),
 
         .executableTarget(
             name: "TrunkBenchmarks",

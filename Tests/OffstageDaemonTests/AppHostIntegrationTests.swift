@@ -49,21 +49,26 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// ZeroTimerApp schedules a timer for 0 s through OffstageKit as it
+    /// becomes active: it fires at once, at virtual time 0, and its body runs.
     @Test func aTimerForZeroSecondsFiresOnTheVirtualClockWithoutAnAdvance() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }
-        _ = try await test.launchStateLab()
-        let before = try await test.callbacks(stateLab)
-        #expect(before.last == "applicationDidBecomeActive:")
-        // What StateLab's `schedule(after: 0)` sends, asked on the engine's loop.
-        let reply = try await test.daemon.engine.submit { engine in
-            try engine.request(stateLab, method: "scheduleTimer", params: ["after": 0])
-        }.get()
-        let timer = try #require(reply["timer"]?.intValue)
-        let callbacks = try await test.awaitEvents(kind: .callback, count: before.count + 1)
-        #expect(callbacks.last?.name == "timerFired")
-        #expect(callbacks.last?.detail["timer"]?.intValue == timer)
-        #expect(callbacks.last?.time == 0)
+        let app = "com.offstage.tests.ZeroTimerApp"
+        try await test.ok(["command": "install", "path": .string(Paths.repository + "/Tests/Apps/ZeroTimerApp")])
+        try await test.ok(["command": "launch", "app": .string(app)])
+        let callbacks = try await test.awaitEvents(kind: .callback, count: 4)
+        #expect(callbacks.map(\.name) == [
+            "application:willFinishLaunchingWithOptions:", "application:didFinishLaunchingWithOptions:", "applicationDidBecomeActive:", "timerFired",
+        ])
+        let fired = try #require(callbacks.last)
+        #expect(fired.time == 0)
+        let timer = try #require(fired.detail["timer"]?.intValue)
+        // A command runs once the app has acknowledged the timer: its body has run.
+        try await test.ok(["command": "status"])
+        let log = try String(contentsOfFile: test.directory + "/data/logs/\(app).log", encoding: .utf8)
+        #expect(log.contains("scheduled timer \(timer)"))
+        #expect(log.contains("timer fired"))
         await test.stop()
     }
 
