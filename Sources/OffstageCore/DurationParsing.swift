@@ -19,13 +19,6 @@ extension Duration {
 public func parseDuration(_ text: String) -> Duration? {
     let trimmed = text.trimmingWhitespace()
     guard !trimmed.isEmpty else { return nil }
-    /// Digits with at most one decimal point (no sign, exponent or hex).
-    func decimal(_ text: Substring) -> Double? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-            text.filter({ $0 == "." }).count <= 1
-        else { return nil }
-        return Double(text)
-    }
     if let seconds = decimal(Substring(trimmed)) {
         return Duration(acceptedSeconds: seconds)
     }
@@ -48,18 +41,30 @@ public func parseDuration(_ text: String) -> Duration? {
     return Duration(acceptedSeconds: total)
 }
 
+/// Digits with at most one decimal point (no sign, exponent, hex, `inf`
+/// or `nan`), as a number.
+private func decimal(_ text: Substring) -> Double? {
+    guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+        text.filter({ $0 == "." }).count <= 1
+    else { return nil }
+    return Double(text)
+}
+
 extension String {
     func trimmingWhitespace() -> String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
 
-/// Parses a byte size: `1048576`, `500K`, `200M`, `1.5G` (powers of 1024).
+/// Parses a byte size: `1048576`, `500K`, `200M`, `1.5G` (powers of 1024);
+/// nil for anything else (a sign, an exponent, `inf`) and for a size an
+/// `Int` cannot hold.
 public func parseByteSize(_ text: String) -> Int? {
     let scales: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024]
     let trimmed = text.trimmingWhitespace().uppercased()
-    if let last = trimmed.last, let scale = scales[last], let value = Double(trimmed.dropLast()), value >= 0 {
-        return Int(value * scale)
+    if let last = trimmed.last, let scale = scales[last] {
+        guard let value = decimal(trimmed.dropLast()) else { return nil }
+        return Int(exactly: (value * scale).rounded(.down))
     }
     return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
 }

@@ -33,4 +33,19 @@ import Testing
         #expect(Duration(acceptedSeconds: -0.5) == nil)
         #expect(Duration(acceptedSeconds: .infinity) == nil)
     }
+
+    @Test func byteSizesParseInPowersOf1024() {
+        #expect(parseByteSize("1048576") == 1_048_576)
+        #expect(parseByteSize("500K") == 512_000)
+        #expect(parseByteSize("1.5g") == 1_610_612_736)
+        #expect(parseByteSize(" 200M ") == 209_715_200)
+    }
+
+    /// 99999999999G and infG trapped the CLI and the scenario reader.
+    @Test func aByteSizeAnIntCannotHoldOrThatIsNotDigitsIsNone() {
+        for text in ["99999999999G", "9999999999999999999", "infG", "nanK", "1e30K", "-1K", "-5", "0x10M", "1.2.3K", "K", ""] {
+            #expect(parseByteSize(text) == nil, "\(text)")
+        }
+        #expect(parseByteSize("8589934591G") == 8_589_934_591 << 30)
+    }
 }

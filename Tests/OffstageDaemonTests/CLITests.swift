@@ -263,6 +263,12 @@ struct CLITests {
         var result = try offstage(["memory", "pressure", "--free", "-5M"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: --free must be a size such as 500K, 200M or 1G (see offstage memory --help)\n")
+        // A size past Int's range (or infinite) trapped the CLI.
+        for size in ["99999999999G", "infG", "1e30K"] {
+            result = try offstage(["memory", "pressure", "--free", size] + nowhere())
+            #expect(result.status == 64, "\(size)")
+            #expect(result.stderr == "offstage: error: --free must be a size such as 500K, 200M or 1G (see offstage memory --help)\n")
+        }
         result = try offstage(["events", "--after", "-3"] + nowhere())
         #expect(result.stderr == "offstage: error: --after takes a seq, 0 or more (got -3) (see offstage events --help)\n")
         result = try offstage(["gps", "feed", "x.nmea", "--hold", "inf"])

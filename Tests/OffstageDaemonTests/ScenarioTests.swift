@@ -181,6 +181,7 @@ struct ScenarioTests {
         ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
         ("steps: []\n", "bad.yaml:1: expected \"apps\""),
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure lots\n", "bad.yaml:4: memory pressure takes a size"),
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure 1e30K\n", "bad.yaml:4: memory pressure takes a size"),
         // A misspelt or mistyped expectation used to pass without checking anything.
         ("apps: [a]\nexpect:\n  x: {callback: [a], final: suspended}\n", "bad.yaml:3: unknown expectation key \"callback\" (callbacks, finalState)"),
         ("apps: [a]\nexpect:\n  x: {callbacks: \"applicationWillTerminate:\"}\n", "bad.yaml:3: callbacks is a list of callback names"),
