@@ -298,6 +298,26 @@ struct CLITests {
         #expect(waitingStderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
     }
 
+    /// `events --follow --after N` printed the events that came later even
+    /// when their seq was N or less.
+    @Test func followingAfterASeqSkipsLaterEventsUpToIt() throws {
+        let scratch = try temporaryDirectory()
+        let socket = ["--socket", scratch + "/control.sock"]
+        let daemon = try RunningOffstage(["daemon", "--data", scratch + "/data"] + socket)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(daemon.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        // The daemon's start is seq 1; each time jump logs at least one event.
+        let follower = try RunningOffstage(["events", "--follow", "--json", "--after", "3"] + socket)
+        defer { if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) } }
+        for _ in 0..<3 {
+            #expect(try offstage(["device", "time-jump"] + socket).status == 0)
+        }
+        let first = try #require(follower.nextLine())
+        #expect(try JSONValue(parsing: Array(first.utf8))["seq"] == 4, "\(first)")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        _ = daemon.finish()
+    }
+
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"] + nowhere())
         #expect(result.status == 64)

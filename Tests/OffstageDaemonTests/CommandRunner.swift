@@ -49,17 +49,26 @@ final class RunningOffstage {
     /// Reads stdout (or stderr) until a line containing `text` arrives;
     /// false when the stream ends first.
     func awaitLine(containing text: String, onStandardError: Bool = false) -> Bool {
+        while let line = nextLine(onStandardError: onStandardError) {
+            if line.contains(text) { return true }
+        }
+        return false
+    }
+
+    /// The next line of stdout (or stderr), waiting for it; nil when the
+    /// stream ends first.
+    func nextLine(onStandardError: Bool = false) -> String? {
         let handle = (onStandardError ? err : out).fileHandleForReading
         while true {
             var bytes = buffered[handle] ?? []
-            while let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: bytes[..<newline], as: UTF8.self)
                 bytes.removeSubrange(...newline)
                 buffered[handle] = bytes
-                if line.contains(text) { return true }
+                return line
             }
             let more = handle.availableData
-            if more.isEmpty { return false }
+            if more.isEmpty { return nil }
             buffered[handle] = bytes + more
         }
     }

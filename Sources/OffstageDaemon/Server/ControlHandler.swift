@@ -33,10 +33,11 @@ final class ControlHandler: ChannelInboundHandler {
                 send(withID(ControlReply.failure("\(error)").json, id), on: channel)
                 return
             }
-            let backlog = engine.log.events(after: request["after"]?.intValue ?? 0, app: app)
+            let after = request["after"]?.intValue ?? 0
+            let backlog = engine.log.events(after: after, app: app)
             send(withID(ControlReply.ok(.array(backlog.map(\.json))).json, id), on: channel)
             subscription = engine.log.subscribe { event in
-                guard app == nil || event.app == app else { return }
+                guard event.seq > after, app == nil || event.app == app else { return }
                 channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(["event": event.json])), promise: nil)
             }
             return
