@@ -125,6 +125,25 @@ struct ScenarioTests {
         #expect(error?.message == "this step comes after the virtual clock's end, 250 years after its start", "\(String(describing: error))")
     }
 
+    /// A step's `after:` that takes it past the end is the line named, not its `do:`.
+    @Test func aStepsAfterPastTheClocksEndIsNamedAtItsOwnLine() {
+        let yaml = """
+            apps: [a]
+            steps:
+              - at: 36500d
+                do: home
+              - after: 36500d
+                do: home
+              - after: 36500d
+                do: home
+            """
+        #expect {
+            _ = try Scenario.parse(yaml, file: "x.yaml")
+        } throws: { error in
+            "\(error)" == "x.yaml:7: this step comes after the virtual clock's end, 250 years after its start"
+        }
+    }
+
     @Test func anAdvanceIsAStepEvenWhenItIsTheLast() async throws {
         // StateLab goes home at 1 s with its 25 s task; the run must reach 61 s.
         let yaml = """

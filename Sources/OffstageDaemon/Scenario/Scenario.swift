@@ -131,12 +131,16 @@ extension Scenario {
                 if let at = step["at"], step["after"] != nil {
                     throw error(at, "a step has \"at\" or \"after\", not both")
                 }
+                // What set the step's time, named if the time is past the clock's end.
+                var timeNode = item
                 if let at = step["at"] {
                     let absolute = try duration(at, "at")
                     if absolute < time { throw error(at, "steps must be in time order (this one is before the previous)") }
                     time = absolute
+                    timeNode = at
                 } else if let after = step["after"] {
                     time += try duration(after, "after")
+                    timeNode = after
                 }
                 guard let doNode = step["do"], let command = doNode.string else {
                     throw error(item, "a step needs \"do\", e.g. do: launch com.example.App")
@@ -180,9 +184,10 @@ extension Scenario {
                     if expectFailure { throw error(doNode, "advance only moves the clock; it cannot be expected to fail") }
                     // A step of its own: the run goes on to its time even when it is the last.
                     time += amount
+                    timeNode = doNode
                 }
                 guard time <= ClockTime.latest - .zero else {
-                    throw error(doNode, "this step comes after the virtual clock's end, 250 years after its start")
+                    throw error(timeNode, "this step comes after the virtual clock's end, 250 years after its start")
                 }
                 steps.append(Step(at: time, action: words, expectFailure: expectFailure, line: doNode.mark?.line ?? 0))
             }
