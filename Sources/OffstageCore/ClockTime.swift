@@ -51,7 +51,9 @@ extension Duration {
 }
 
 /// Formats seconds with up to three decimals and no trailing zeros: `12`, `12.5`, `0.001`.
+/// A value no clock holds (non-finite, or past 10^15 s) keeps Swift's own form: `1e+300`.
 public func formatSeconds(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds.magnitude < 1e15 else { return "\(seconds)" }
     let millis = (seconds * 1000).rounded()
     if millis.truncatingRemainder(dividingBy: 1000) == 0 { return String(Int64(millis / 1000)) }
     var text = String(format3(millis / 1000))

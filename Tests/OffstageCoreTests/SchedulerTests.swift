@@ -27,5 +27,8 @@ import Testing
         #expect(formatSeconds(12) == "12")
         #expect(formatSeconds(12.5) == "12.5")
         #expect(formatSeconds(0.001) == "0.001")
+        // These trapped (an Int64 conversion): a user's --start 1e300 is shown as written.
+        #expect(formatSeconds(1e300) == "1e+300")
+        #expect(formatSeconds(-.infinity) == "-inf")
     }
 }

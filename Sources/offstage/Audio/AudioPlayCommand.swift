@@ -42,14 +42,15 @@ struct AudioPlayCommand: AsyncParsableCommand {
     func validate() throws {
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
-        guard Duration(acceptedSeconds: start) != nil else { throw ValidationError("--start takes 0 or more seconds") }
+        // Past the file's end (however far) is checked against the file.
+        guard start.isFinite, start >= 0 else { throw ValidationError("--start takes 0 or more seconds") }
     }
 
     func run() async throws {
         try await reportingErrors {
             let role = AudioRole(rawValue: role)!
             let info = try AudioFile.forPlayback(path: file)
-            guard Duration(acceptedSeconds: start)! < info.duration else {
+            guard let startTime = Duration(acceptedSeconds: start), startTime < info.duration else {
                 throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(formatSeconds(info.duration.seconds)) s)")
             }
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
@@ -57,8 +58,8 @@ struct AudioPlayCommand: AsyncParsableCommand {
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
             let began = ContinuousClock.now
             printError("   time       position  event")
-            var player = try startPlayer(backend, request, at: .seconds(start))
-            let tracker = PositionTracker(start: .seconds(start))
+            var player = try startPlayer(backend, request, at: startTime)
+            let tracker = PositionTracker(start: startTime)
             // The position is read often, so a restart after a server reset
             // resumes from where the sound was, not from the last event.
             let polling = Task {

@@ -44,6 +44,13 @@ import Testing
         let start = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "10"])
         #expect(start.status == 1)
         #expect(start.stderr == "offstage: error: --start 10 s is not before the end of \(audioFixture("ringtone.wav")) (1 s)\n")
+        // Too large for a duration is past the end too, not a sign error.
+        let far = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "1e300"])
+        #expect(far.status == 1)
+        #expect(far.stderr.hasPrefix("offstage: error: --start 1e+300 s is not before the end of "), "\(far.stderr)")
+        let negative = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "-1"])
+        #expect(negative.status == 64)
+        #expect(negative.stderr == "offstage: error: --start takes 0 or more seconds (see offstage audio play --help)\n")
     }
 
     @Test func infoDescribesGoodFilesAndNamesBadOnes() throws {
