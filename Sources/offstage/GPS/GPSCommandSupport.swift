@@ -12,7 +12,8 @@ struct GPSFixtureOptions: ParsableArguments {
     @Flag(help: "Stop at the first bad line instead of skipping and counting it.")
     var strict = false
 
-    @Option(help: "Speed in m/s used to time GPX routes and waypoints.")
+    // Unconditional: a negative speed is a value refused, not an option.
+    @Option(parsing: .unconditional, help: "Speed in m/s used to time GPX routes and waypoints.")
     var routeSpeed: Double = 20
 
     @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2024-01-01T00:00:00Z).")
@@ -21,9 +22,15 @@ struct GPSFixtureOptions: ParsableArguments {
     @Option(help: "Date (YYYY-MM-DD) to assume for NMEA logs with GGA but no RMC.")
     var nmeaDate: String?
 
+    /// Usage errors, before anything runs (exit 64, with the help to read).
+    func validate() throws {
+        guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive number (got \(routeSpeed))") }
+        _ = try readOptions()
+        _ = try inputFormat()
+    }
+
     func readOptions() throws -> LocationFixtureReadOptions {
         var options = LocationFixtureReadOptions(policy: strict ? .strict : .skipAndCount)
-        guard routeSpeed > 0, routeSpeed.isFinite else { throw CommandError("--route-speed must be a positive number") }
         options.routeSpeed = routeSpeed
         if let start {
             guard let t = LocationTimeFormat.parseISO8601(start) else {
@@ -50,7 +57,7 @@ func parseFormat(_ text: String, option: String) throws -> LocationFixtureFormat
     case "gpx": return .gpx
     case "nmea", "nmea0183": return .nmea
     case "json", "gpsd", "tpv": return .gpsdJSON
-    default: throw CommandError("\(option) \(text): expected gpx, nmea or json")
+    default: throw ValidationError("\(option) \(text): expected gpx, nmea or json")
     }
 }
 
@@ -73,7 +80,14 @@ struct GPSDTargetOptions: ParsableArguments {
 
     func validate() throws {
         guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
+        _ = try gpsd.map(parseGPSDEndpoint)
     }
+}
+
+/// A `--gpsd HOST:PORT` option's value; a usage error for anything else.
+func parseGPSDEndpoint(_ text: String) throws -> GPSDEndpoint {
+    guard let endpoint = GPSDEndpoint(parsing: text) else { throw ValidationError("--gpsd \(text): expected HOST:PORT") }
+    return endpoint
 }
 
 /// A pseudo-terminal attached to a gpsd for the duration of a command.
@@ -92,7 +106,7 @@ final class GPSDFeedTarget {
         let pty = try LocationPTY()
         self.pty = pty
         if let text = options.gpsd {
-            guard let endpoint = GPSDEndpoint(parsing: text) else { throw CommandError("--gpsd \(text): expected HOST:PORT") }
+            let endpoint = try parseGPSDEndpoint(text)
             self.endpoint = endpoint
             let control = options.control
             cleanup = try TerminationSignals.holding {
@@ -169,8 +183,8 @@ final class GPSDDeliveryCounter: Sendable {
 /// The error for a time or date option that does not parse: the day that
 /// does not exist (`--time 2024-02-30T…: 2024-02-30 does not exist
 /// (February 2024 has 29 days)`), or else the form `expected`.
-func badTimeOption(_ option: String, _ value: String, expected: String) -> CommandError {
-    CommandError(
+func badTimeOption(_ option: String, _ value: String, expected: String) -> ValidationError {
+    ValidationError(
         LocationTimeFormat.nonexistentDay(value).map { "\(option) \(value): \($0)" }
             ?? "\(option) \(value) is not \(expected)")
 }

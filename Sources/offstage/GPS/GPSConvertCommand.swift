@@ -20,6 +20,8 @@ struct GPSConvertCommand: AsyncParsableCommand {
 
     @OptionGroup var fixture: GPSFixtureOptions
 
+    func validate() throws { _ = try to.map { try parseFormat($0, option: "--to") } }
+
     func run() async throws {
         try await reportingErrors {
             let inputFormat = try fixture.inputFormat()

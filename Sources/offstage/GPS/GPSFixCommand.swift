@@ -8,16 +8,18 @@ struct GPSFixCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fix",
         abstract: "Send one fix to gpsd (stamped now unless --time is given).",
-        discussion: "Negative coordinates go after --, as in: offstage gps fix -- -33.8688 151.2093"
+        discussion: "Negative coordinates need no --: offstage gps fix -33.8688 151.2093 (south and west are negative)."
     )
 
-    @Argument(help: "Latitude in degrees.")
-    var latitude: Double
+    // Every word that is not a known option, so that a negative latitude or
+    // longitude is a coordinate, not an option.
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("Latitude and longitude in degrees.", valueName: "latitude longitude"))
+    var coordinates: [String] = []
 
-    @Argument(help: "Longitude in degrees.")
-    var longitude: Double
-
-    @Option(help: "Altitude in metres.")
+    // Unconditional: a negative altitude (below sea level) is a value, not an option.
+    @Option(parsing: .unconditional, help: "Altitude in metres.")
     var altitude: Double?
 
     @Option(help: "Fix time, ISO 8601 (default: now).")
@@ -25,19 +27,38 @@ struct GPSFixCommand: AsyncParsableCommand {
 
     @OptionGroup var target: GPSDTargetOptions
 
+    /// The coordinate and time given; a usage error for anything else.
+    func fix() throws -> LocationFix {
+        // `--` (which the help used to ask for before a negative coordinate) is not one.
+        let coordinates = coordinates.filter { $0 != "--" }
+        guard coordinates.count == 2 else {
+            if let option = coordinates.first(where: { $0.hasPrefix("--") }) {
+                throw ValidationError("\(option) after -- is not an option: options go before it, and negative coordinates need no --")
+            }
+            throw ValidationError("gps fix takes a latitude and a longitude, got \(coordinates.isEmpty ? "none" : coordinates.joined(separator: " "))")
+        }
+        guard let latitude = Double(coordinates[0]), let longitude = Double(coordinates[1]) else {
+            throw ValidationError("gps fix takes a latitude and a longitude in degrees, not \(coordinates.joined(separator: " "))")
+        }
+        let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)
+        guard coordinate.isValid else { throw ValidationError("\(latitude), \(longitude) is not a valid coordinate") }
+        var stamp = Date().timeIntervalSince1970
+        if let time {
+            guard let t = LocationTimeFormat.parseISO8601(time) else {
+                throw badTimeOption("--time", time, expected: "an ISO 8601 time")
+            }
+            stamp = t
+        }
+        let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
+        if let problem = fix.implausibility { throw ValidationError(problem) }
+        return fix
+    }
+
+    func validate() throws { _ = try fix() }
+
     func run() async throws {
         try await reportingErrors {
-            let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)
-            guard coordinate.isValid else { throw CommandError("\(latitude), \(longitude) is not a valid coordinate") }
-            var stamp = Date().timeIntervalSince1970
-            if let time {
-                guard let t = LocationTimeFormat.parseISO8601(time) else {
-                    throw badTimeOption("--time", time, expected: "an ISO 8601 time")
-                }
-                stamp = t
-            }
-            let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
-            if let problem = fix.implausibility { throw CommandError(problem) }
+            let fix = try fix()
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
@@ -49,7 +70,7 @@ struct GPSFixCommand: AsyncParsableCommand {
             guard await counter.wait(timeout: .seconds(5), until: { $0.count >= 1 }) else {
                 throw CommandError("gpsd at \(gpsd.endpoint) did not report the fix")
             }
-            printError("Sent \(LocationTimeFormat.iso8601(fix.time)) \(latitude), \(longitude) to gpsd at \(gpsd.endpoint).")
+            printError("Sent \(LocationTimeFormat.iso8601(fix.time)) \(fix.latitude), \(fix.longitude) to gpsd at \(gpsd.endpoint).")
             if target.hold > 0 { try await Task.sleep(for: .seconds(target.hold)) }
         }
     }

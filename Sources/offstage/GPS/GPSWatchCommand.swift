@@ -25,11 +25,12 @@ struct GPSWatchCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("--count must be positive") }
+        _ = try parseGPSDEndpoint(gpsd)
     }
 
     func run() async throws {
         try await reportingErrors {
-            guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw CommandError("--gpsd \(gpsd): expected HOST:PORT") }
+            let endpoint = try parseGPSDEndpoint(gpsd)
             var seen = 0
             var connected = false
             for await event in GPSDLocationSource(endpoint: endpoint).events() {

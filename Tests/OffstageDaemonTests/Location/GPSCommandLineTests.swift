@@ -80,12 +80,12 @@ import Testing
         let input = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n", to: "in.nmea", in: dir)
         let output = dir.appendingPathComponent("out.json").path
         let start = try offstage("gps", "convert", "--start", "2024-02-30T00:00:00Z", input, output)
-        #expect(start.status == 1 && start.stderr == "offstage: error: --start 2024-02-30T00:00:00Z: 2024-02-30 does not exist (February 2024 has 29 days)\n")
+        #expect(start.status == 64 && start.stderr == "offstage: error: --start 2024-02-30T00:00:00Z: 2024-02-30 does not exist (February 2024 has 29 days) (see offstage gps convert --help)\n")
         let date = try offstage("gps", "feed", "--nmea-date", "2023-02-29", input)
-        #expect(date.status == 1 && date.stderr == "offstage: error: --nmea-date 2023-02-29: 2023-02-29 does not exist (February 2023 has 28 days)\n")
+        #expect(date.status == 64 && date.stderr == "offstage: error: --nmea-date 2023-02-29: 2023-02-29 does not exist (February 2023 has 28 days) (see offstage gps feed --help)\n")
         // Refused before any gpsd is started.
         let time = try offstage("gps", "fix", "48.85", "2.35", "--time", "2024-04-31T12:00:00Z")
-        #expect(time.status == 1 && time.stderr == "offstage: error: --time 2024-04-31T12:00:00Z: 2024-04-31 does not exist (April 2024 has 30 days)\n")
+        #expect(time.status == 64 && time.stderr == "offstage: error: --time 2024-04-31T12:00:00Z: 2024-04-31 does not exist (April 2024 has 30 days) (see offstage gps fix --help)\n")
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
@@ -194,9 +194,25 @@ import Testing
             #expect(run.status == 64 && run.stderr == "offstage: error: --speed \(huge): expected a number from 0.001 to 1000000, or max (see offstage gps feed --help)\n")
         }
         let coordinate = try offstage("gps", "fix", "91", "0")
-        #expect(coordinate.status == 1 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate\n")
+        #expect(coordinate.status == 64 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate (see offstage gps fix --help)\n")
         let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
-        #expect(endpoint.status == 1 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT\n")
+        #expect(endpoint.status == 64 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT (see offstage gps watch --help)\n")
+        // Option errors of every gps command are usage errors (exit 64), named before anything starts.
+        let routeSpeed = try offstage("gps", "feed", fixture, "--route-speed", "-1")
+        #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive number (got -1.0) (see offstage gps feed --help)\n")
+        let format = try offstage("gps", "convert", fixture, "out.json", "--to", "kml")
+        #expect(format.status == 64 && format.stderr == "offstage: error: --to kml: expected gpx, nmea or json (see offstage gps convert --help)\n")
+        let feedEndpoint = try offstage("gps", "feed", fixture, "--gpsd", "nowhere:0")
+        #expect(feedEndpoint.status == 64 && feedEndpoint.stderr == "offstage: error: --gpsd nowhere:0: expected HOST:PORT (see offstage gps feed --help)\n")
+        // Negative values are values: they were taken for options ("Missing expected argument '<longitude>'").
+        let south = try offstage("gps", "fix", "-91", "-0.5")
+        #expect(south.status == 64 && south.stderr == "offstage: error: -91.0, -0.5 is not a valid coordinate (see offstage gps fix --help)\n")
+        let below = try offstage("gps", "fix", "-33.86", "151.2", "--altitude", "-30000")
+        #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000.0; -20000.0 to 1000000.0) (see offstage gps fix --help)\n")
+        let count = try offstage("gps", "fix", "-33.86")
+        #expect(count.status == 64 && count.stderr == "offstage: error: gps fix takes a latitude and a longitude, got -33.86 (see offstage gps fix --help)\n")
+        let afterTerminator = try offstage("gps", "fix", "--", "-33.86", "151.2", "--hold", "1")
+        #expect(afterTerminator.status == 64 && afterTerminator.stderr == "offstage: error: --hold after -- is not an option: options go before it, and negative coordinates need no -- (see offstage gps fix --help)\n")
     }
 
     @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
