@@ -1,7 +1,13 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import OffstageDaemon
 import Synchronization
+
+/// The control socket the daemon and the commands use unless `--socket`
+/// names another: `$OFFSTAGE_SOCKET_PATH`, or else the default under
+/// `$XDG_RUNTIME_DIR`.
+let defaultControlSocket = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
 
 /// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
 struct CommandError: Error, CustomStringConvertible {

@@ -7,7 +7,7 @@ import OffstageProtocol
 /// Options every command that talks to the daemon takes.
 struct ClientOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The daemon's control socket.", valueName: "path"))
-    var socket: String = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
+    var socket: String = defaultControlSocket
 
     @Option(
         parsing: .unconditional,
@@ -40,7 +40,8 @@ struct ClientOptions: ParsableArguments {
         do {
             client = try LineSocket(connectingTo: socket, maxLine: 64 << 20)
         } catch where error.errno == ENOENT || error.errno == ECONNREFUSED {
-            fail("no daemon is running on \(socket) (start one with `offstage daemon`)")
+            let start = socket == defaultControlSocket ? "offstage daemon" : "offstage daemon --socket \(socket)"
+            fail("no daemon is running on \(socket) (start one with `\(start)`)")
         } catch {
             fail("cannot reach the daemon on \(socket): \(error)")
         }

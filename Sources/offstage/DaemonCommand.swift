@@ -19,7 +19,7 @@ struct DaemonCommand: AsyncParsableCommand {
     var data: String = DefaultPaths.dataDirectory
 
     @Option(help: ArgumentHelp("The control socket; the app socket goes beside it (apps.sock beside control.sock, NAME.apps.sock beside NAME.sock).", valueName: "path"))
-    var socket: String = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
+    var socket: String = defaultControlSocket
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Virtual clock: real time to wait for a hung app before its watchdog may fire, such as 500ms (default 2s).", valueName: "duration"))
     var hangGrace: String?

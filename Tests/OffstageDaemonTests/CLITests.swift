@@ -18,9 +18,14 @@ struct CLITests {
     }
 
     @Test func noDaemonIsOneLineAndExitOne() throws {
+        // The daemon to start is the one on the socket named.
         let result = try offstage(["status", "--socket", "/tmp/offstage-no-such-dir/control.sock"])
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
+        #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon --socket /tmp/offstage-no-such-dir/control.sock`)\n")
+        // Named by the environment, the socket is `offstage daemon`'s too.
+        let fromEnvironment = try offstage(["status"], environment: ["OFFSTAGE_SOCKET_PATH": "/tmp/offstage-no-such-dir/control.sock"])
+        #expect(fromEnvironment.status == 1)
+        #expect(fromEnvironment.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
     }
 
     @Test func aDaemonThatNeverRepliesIsOneLineAfterTheTimeout() throws {
