@@ -426,6 +426,19 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m (at most 36500d)\n")
     }
 
+    /// A missing file, a directory and a file that is not text each say
+    /// so (all three were "cannot read the file").
+    @Test func aScenarioPathThatIsNoScenarioFileSaysWhy() throws {
+        let directory = try temporaryDirectory()
+        let binary = directory + "/binary.yaml"
+        try Data([0xff, 0xfe, 0x00, 0x80]).write(to: URL(fileURLWithPath: binary))
+        for (path, why) in [(directory + "/missing.yaml", "no such file"), (directory, "a directory, not a scenario file"), (binary, "not UTF-8 text")] {
+            let result = try offstage(["run", path])
+            #expect(result.status == 1)
+            #expect(result.stderr == "offstage: error: \(path): \(why)\n")
+        }
+    }
+
     @Test func daemonShutsDownGracefullyOnSIGTERM() async throws {
         let directory = try temporaryDirectory()
         let socket = directory + "/control.sock"

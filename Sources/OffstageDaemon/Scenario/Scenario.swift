@@ -75,8 +75,17 @@ extension Scenario {
     /// Reads and checks a scenario file.
     /// - Throws: ``ScenarioError`` with the file and line of the problem.
     public static func load(path: String) throws -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioError(file: path, line: nil, message: "cannot read the file")
+        switch FileKind(atPath: path) {
+        case nil: throw ScenarioError(file: path, line: nil, message: "no such file")
+        case .directory: throw ScenarioError(file: path, line: nil, message: "a directory, not a scenario file")
+        default: break
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
+            throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ScenarioError(file: path, line: nil, message: "not UTF-8 text")
         }
         return try parse(text, file: path)
     }
