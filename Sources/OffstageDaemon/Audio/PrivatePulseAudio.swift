@@ -87,6 +87,9 @@ public final class PrivatePulseAudio: Sendable {
         madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
             !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
         }
+        if let kind = FileKind(atPath: root.path), kind != .directory {
+            throw AudioError(.serverUnavailable, "cannot prepare \(root.path) for PulseAudio: it is not a directory")
+        }
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
             try Self.configuration(socket: socketPath, headphones: headphones)

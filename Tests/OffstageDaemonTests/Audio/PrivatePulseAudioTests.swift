@@ -58,6 +58,15 @@ import Testing
         #expect(try String(contentsOfFile: directory + "/native", encoding: .utf8) == "not a socket")
     }
 
+    /// A regular file named as the directory was refused in Foundation's words.
+    @Test func aFileNamedAsTheDirectoryIsRefusedAndKept() throws {
+        let file = try temporaryDirectory() + "/afile"
+        try "mine".write(toFile: file, atomically: true, encoding: .utf8)
+        let error = #expect(throws: AudioError.self) { try PrivatePulseAudio(directory: URL(fileURLWithPath: file), exitWhenIdle: .seconds(30)) }
+        #expect(error?.message == "cannot prepare \(file) for PulseAudio: it is not a directory")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "mine")
+    }
+
     @Test func aTemporaryDirectoryIsRemoved() throws {
         var directory: URL?
         do {
