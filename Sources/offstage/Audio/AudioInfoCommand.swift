@@ -8,7 +8,7 @@ struct AudioInfoCommand: AsyncParsableCommand {
         abstract: "Check audio files (format, rate, channels, duration) or list the formats libsndfile reads."
     )
 
-    @Argument(help: "Audio files to check.")
+    @Argument(help: "Audio files to check (with none, the formats are listed, as with --formats).")
     var files: [String] = []
 
     @Flag(help: "List the container formats this libsndfile build reads.")
