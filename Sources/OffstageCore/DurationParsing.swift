@@ -66,5 +66,6 @@ public func parseByteSize(_ text: String) -> Int? {
         guard let value = decimal(trimmed.dropLast()) else { return nil }
         return Int(exactly: (value * scale).rounded(.down))
     }
-    return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
+    guard !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+    return Int(trimmed)
 }

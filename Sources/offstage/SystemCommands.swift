@@ -99,10 +99,5 @@ struct DeviceCommand: SimpleCommand {
         if let problem = deviceChangeProblem(request) { throw ValidationError(problem) }
     }
 
-    var request: JSONValue {
-        var object: [String: JSONValue] = ["command": "device", "what": .string(what.rawValue)]
-        // A level that is not a number goes as the text, which the range check names.
-        if let value { object["value"] = what == .battery ? Double(value).map { JSONValue($0) } ?? .string(value) : .string(value) }
-        return .object(object)
-    }
+    var request: JSONValue { Engine.deviceRequest(what: what.rawValue, value: value) }
 }

@@ -43,7 +43,7 @@ import Testing
 
     /// 99999999999G and infG trapped the CLI and the scenario reader.
     @Test func aByteSizeAnIntCannotHoldOrThatIsNotDigitsIsNone() {
-        for text in ["99999999999G", "9999999999999999999", "infG", "nanK", "1e30K", "-1K", "-5", "0x10M", "1.2.3K", "K", ""] {
+        for text in ["99999999999G", "9999999999999999999", "infG", "nanK", "1e30K", "-1K", "-5", "+5", "+5K", "0x10M", "1.2.3K", "K", ""] {
             #expect(parseByteSize(text) == nil, "\(text)")
         }
         #expect(parseByteSize("8589934591G") == 8_589_934_591 << 30)

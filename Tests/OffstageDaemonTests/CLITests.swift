@@ -205,7 +205,7 @@ struct CLITests {
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR, not \"  \" (see offstage device --help)\n")
         // A negative level is a value out of range, not an option (it said a value was missing).
-        for (level, shown) in [("-1", "-1"), ("-0.5", "-0.5"), ("2", "2"), ("full", "\"full\"")] {
+        for (level, shown) in [("-1", "-1"), ("-0.5", "-0.5"), ("2", "2"), ("full", "\"full\""), ("nan", "\"nan\""), ("inf", "\"inf\"")] {
             result = try offstage(["device", "battery", level] + nowhere())
             #expect(result.status == 64)
             #expect(result.stderr == "offstage: error: device battery takes a level from 0 to 1, not \(shown) (see offstage device --help)\n", "\(level)")
@@ -432,7 +432,11 @@ struct CLITests {
         let directory = try temporaryDirectory()
         let binary = directory + "/binary.yaml"
         try Data([0xff, 0xfe, 0x00, 0x80]).write(to: URL(fileURLWithPath: binary))
-        for (path, why) in [(directory + "/missing.yaml", "no such file"), (directory, "a directory, not a scenario file"), (binary, "not UTF-8 text")] {
+        let tooLong = directory + "/" + String(repeating: "x", count: 300) + ".yaml"
+        for (path, why) in [
+            (directory + "/missing.yaml", "no such file"), (directory, "a directory, not a scenario file"), (binary, "not UTF-8 text"),
+            (tooLong, "cannot reach the file (File name too long)"),
+        ] {
             let result = try offstage(["run", path])
             #expect(result.status == 1)
             #expect(result.stderr == "offstage: error: \(path): \(why)\n")

@@ -71,6 +71,9 @@ public final class PrivatePulseAudio: Sendable {
         // Checked before the properties are set: a throw then runs no
         // deinit, which would remove the running server's socket.
         if let directory {
+            if let kind = FileKind(atPath: directory.path), kind != .directory {
+                throw AudioError(.serverUnavailable, "cannot prepare \(directory.path) for PulseAudio: it is not a directory")
+            }
             let native = directory.appendingPathComponent("native").path
             if Self.accepts(socket: native) {
                 throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
@@ -86,9 +89,6 @@ public final class PrivatePulseAudio: Sendable {
         let root = self.directory
         madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
             !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
-        }
-        if let kind = FileKind(atPath: root.path), kind != .directory {
-            throw AudioError(.serverUnavailable, "cannot prepare \(root.path) for PulseAudio: it is not a directory")
         }
         do {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)

@@ -237,6 +237,19 @@ extension Engine {
         return appJSON(id).objectValue.map { .object($0.merging(["replaced": .bool(replaced)]) { $1 }) } ?? .null
     }
 
+    /// The `device` request for a change written as words (`battery 0.2`,
+    /// `time-jump`), as the CLI and scenarios write it: a battery level
+    /// that is not a finite number stays the text, which ``deviceChange(_:)``
+    /// then refuses naming it as written.
+    public static func deviceRequest(what: String, value: String?) -> JSONValue {
+        var request: [String: JSONValue] = ["command": "device", "what": .string(what)]
+        if let value {
+            let level: Double? = what == "battery" ? Double(value).flatMap { $0.isFinite ? $0 : nil } : nil
+            request["value"] = level.map { JSONValue($0) } ?? .string(value)
+        }
+        return .object(request)
+    }
+
     /// The notification a `device` request stands for. Static: scenarios
     /// check their `device` steps with it when the file is read.
     static func deviceChange(_ request: JSONValue) throws(DaemonError) -> (SystemNotificationName, JSONValue) {

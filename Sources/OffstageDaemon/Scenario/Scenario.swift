@@ -76,7 +76,10 @@ extension Scenario {
     /// - Throws: ``ScenarioError`` with the file and line of the problem.
     public static func load(path: String) throws -> Scenario {
         switch FileKind(atPath: path) {
-        case nil: throw ScenarioError(file: path, line: nil, message: "no such file")
+        case nil:
+            let code = errno
+            let why = code == ENOENT || code == ENOTDIR ? "no such file" : "cannot reach the file (\(String(cString: strerror(code))))"
+            throw ScenarioError(file: path, line: nil, message: why)
         case .directory: throw ScenarioError(file: path, line: nil, message: "a directory, not a scenario file")
         default: break
         }

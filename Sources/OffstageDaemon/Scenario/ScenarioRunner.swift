@@ -188,13 +188,7 @@ public struct ScenarioRunner {
             var request: [String: JSONValue] = ["command": "memory", "action": .string(args[0])]
             if args.count > 1, let bytes = parseByteSize(args[1]) { request["bytes"] = JSONValue(bytes) }
             return .object(request)
-        case "device":
-            var request: [String: JSONValue] = ["command": "device", "what": .string(args[0])]
-            if args.count > 1 {
-                // A level that is not a number stays a string, which the daemon refuses naming it.
-                request["value"] = args[0] == "battery" ? Double(args[1]).map { JSONValue($0) } ?? .string(args[1]) : .string(args[1])
-            }
-            return .object(request)
+        case "device": return Engine.deviceRequest(what: args[0], value: args.count > 1 ? args[1] : nil)
         case "wake": return ["command": "wake", "app": .string(args[0]), "callback": .string(args[1])]
         default: return ["command": .string(verb)]
         }

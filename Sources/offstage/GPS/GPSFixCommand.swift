@@ -30,11 +30,15 @@ struct GPSFixCommand: AsyncParsableCommand {
     /// The coordinate and time given; a usage error for anything else.
     func fix() throws -> LocationFix {
         // `--` (which the help used to ask for before a negative coordinate) is not one.
+        let terminated = coordinates.contains("--")
         let coordinates = coordinates.filter { $0 != "--" }
+        // A word that is no number and looks like an option is a mistyped option.
+        if let option = coordinates.first(where: { Double($0) == nil && $0.hasPrefix("-") }) {
+            throw ValidationError(terminated
+                ? "\(option) after -- is not an option: options go before it, and negative coordinates need no --"
+                : "unknown option '\(option)'")
+        }
         guard coordinates.count == 2 else {
-            if let option = coordinates.first(where: { $0.hasPrefix("--") }) {
-                throw ValidationError("\(option) after -- is not an option: options go before it, and negative coordinates need no --")
-            }
             throw ValidationError("gps fix takes a latitude and a longitude, got \(coordinates.isEmpty ? "none" : coordinates.joined(separator: " "))")
         }
         guard let latitude = Double(coordinates[0]), let longitude = Double(coordinates[1]) else {

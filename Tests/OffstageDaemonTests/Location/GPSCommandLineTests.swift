@@ -211,6 +211,8 @@ import Testing
         #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000.0; -20000.0 to 1000000.0) (see offstage gps fix --help)\n")
         let count = try offstage("gps", "fix", "-33.86")
         #expect(count.status == 64 && count.stderr == "offstage: error: gps fix takes a latitude and a longitude, got -33.86 (see offstage gps fix --help)\n")
+        let mistyped = try offstage("gps", "fix", "-33.86", "151.2", "--altitde", "5")
+        #expect(mistyped.status == 64 && mistyped.stderr == "offstage: error: unknown option '--altitde' (see offstage gps fix --help)\n")
         let afterTerminator = try offstage("gps", "fix", "--", "-33.86", "151.2", "--hold", "1")
         #expect(afterTerminator.status == 64 && afterTerminator.stderr == "offstage: error: --hold after -- is not an option: options go before it, and negative coordinates need no -- (see offstage gps fix --help)\n")
     }
