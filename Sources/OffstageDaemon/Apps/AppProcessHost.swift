@@ -66,8 +66,7 @@ public struct AppProcessHost: Sendable {
         let exitDescriptor = offstage_pidfd_open(child)
         let thread = Thread {
             if exitDescriptor >= 0 {
-                var exited = pollfd(fd: exitDescriptor, events: Int16(POLLIN), revents: 0)
-                while poll(&exited, 1, -1) == -1 && errno == EINTR {}
+                _ = awaitReadable(exitDescriptor, within: nil)
                 close(exitDescriptor)
                 // Processes the app started die with it, as on iOS. Not yet
                 // reaped, the app holds its pid (the group's id) for this.

@@ -66,16 +66,23 @@ final class ChildProcess: Sendable {
 
     /// Sends a signal and waits for the child to exit; escalates to
     /// SIGKILL after `grace`. The wait sleeps on a pidfd, which becomes
-    /// readable when the child exits.
+    /// readable when the child exits (without one, on a kernel before 5.3
+    /// or out of descriptors, it checks every 2 ms).
     func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(5)) {
         guard isRunning else { return }
         // Opened before the signal: not yet reaped, the pid is still the child's.
         let exitDescriptor = offstage_pidfd_open(pid)
         defer { if exitDescriptor >= 0 { close(exitDescriptor) } }
         Glibc.kill(pid, signal)
-        if exitDescriptor < 0 || !Self.awaitReadable(exitDescriptor, within: grace) {
-            Glibc.kill(pid, SIGKILL)
+        let ended: Bool
+        if exitDescriptor >= 0 {
+            ended = awaitReadable(exitDescriptor, within: grace)
+        } else {
+            let deadline = ContinuousClock.now + grace
+            while isRunning, ContinuousClock.now < deadline { usleep(2_000) }
+            ended = !isRunning
         }
+        if !ended { Glibc.kill(pid, SIGKILL) }
         exited.withLock { done in
             guard !done else { return }
             var status: Int32 = 0
@@ -83,19 +90,21 @@ final class ChildProcess: Sendable {
             reaped(&done)
         }
     }
+}
 
-    /// Whether `descriptor` became readable within `limit` (a signal's
-    /// interruption waits on for the rest of it).
-    private static func awaitReadable(_ descriptor: Int32, within limit: Duration) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while true {
-            let left = max(.zero, deadline - ContinuousClock.now)
-            let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), Double(Int32.max)))
-            let ready = poll(&entry, 1, milliseconds)
-            if ready > 0 { return true }
-            if ready == 0 || errno != EINTR { return false }
-        }
+/// Whether `descriptor` became readable within `limit` (nil: waits for
+/// good); a signal's interruption waits on for the rest of it. For a
+/// pidfd: whether the process has exited.
+func awaitReadable(_ descriptor: Int32, within limit: Duration?) -> Bool {
+    let deadline = limit.map { ContinuousClock.now + $0 }
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    while true {
+        let milliseconds = deadline.map { deadline in
+            Int32(min((max(.zero, deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+        } ?? -1
+        let ready = poll(&entry, 1, milliseconds)
+        if ready > 0 { return true }
+        if ready == 0 || errno != EINTR { return false }
     }
 }
 
