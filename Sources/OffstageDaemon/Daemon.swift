@@ -109,10 +109,9 @@ public final class RunningDaemon: Sendable {
             let loop = engine.eventLoop
             let promise = loop.makePromise(of: Void.self)
             engine.whenProcessGone(app).cascade(to: promise)
-            let timeout = loop.scheduleTask(in: limit) {
+            promise.expire(after: limit, on: loop) {
                 promise.fail(DaemonError(.invalidState, "\(app) still has a process after \(limit.nanoseconds / 1_000_000) ms"))
             }
-            promise.futureResult.whenComplete { _ in timeout.cancel() }
             return promise.futureResult
         }.get()
     }
@@ -151,5 +150,15 @@ public struct DaemonService: Service {
         try? await gracefulShutdown()
         logger.info("offstage daemon stopping")
         await daemon.stop()
+    }
+}
+
+extension EventLoopPromise {
+    /// Runs `expire` on `loop` if the promise has not completed within
+    /// `limit` (it should fail the promise); the timer is cancelled as soon
+    /// as the promise completes.
+    public func expire(after limit: TimeAmount, on loop: EventLoop, _ expire: @escaping () -> Void) {
+        let timer = loop.scheduleTask(in: limit, expire)
+        futureResult.whenComplete { _ in timer.cancel() }
     }
 }

@@ -238,7 +238,7 @@ struct BadInputTests {
         let stopped = try await test.events(kind: .state, app: stateLab).last
         #expect(stopped?.name == "notRunning" && stopped?.detail["reason"] == "protocolViolation")
         // Killed by the daemon, as after a watchdog: its death is not logged as a crash once reaped.
-        try await test.awaitProcessGone(stateLab)
+        try await test.daemon.processGone(stateLab)
         #expect(try await test.events(kind: .error).map(\.name) == ["protocolViolation"])
         await test.stop()
     }

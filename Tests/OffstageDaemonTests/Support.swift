@@ -104,11 +104,10 @@ struct TestDaemon {
                 engine.log.unsubscribe(subscription)
                 promise.succeed(matching())
             }
-            let timeout = loop.scheduleTask(in: .seconds(10)) {
+            promise.expire(after: .seconds(10), on: loop) {
                 engine.log.unsubscribe(subscription)
                 promise.fail(DaemonError(.invalidState, "fewer than \(count) \(kind) events after 10 s"))
             }
-            promise.futureResult.whenComplete { _ in timeout.cancel() }
         }.get()
         return try await promise.futureResult.get()
     }
@@ -126,11 +125,6 @@ struct TestDaemon {
 
     func pid(_ app: String) async throws -> Int32? {
         try await daemon.engine.submit { $0.processes[app]?.pid }.get()
-    }
-
-    /// Awaits the daemon's reaping of `app`'s process (bounded, 5 s).
-    func awaitProcessGone(_ app: String) async throws {
-        try await daemon.processGone(app)
     }
 
     func stop() async {
