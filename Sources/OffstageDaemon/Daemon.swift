@@ -156,9 +156,10 @@ public struct DaemonService: Service {
 extension EventLoopPromise {
     /// Runs `expire` on `loop` if the promise has not completed within
     /// `limit` (it should fail the promise); the timer is cancelled as soon
-    /// as the promise completes.
+    /// as the promise completes. Called on `loop`, so `expire` may use what
+    /// the loop confines.
     public func expire(after limit: TimeAmount, on loop: EventLoop, _ expire: @escaping () -> Void) {
-        let timer = loop.scheduleTask(in: limit, expire)
+        let timer = loop.assumeIsolated().scheduleTask(in: limit, expire)
         futureResult.whenComplete { _ in timer.cancel() }
     }
 }
