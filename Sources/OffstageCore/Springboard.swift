@@ -301,8 +301,7 @@ public struct Springboard: Sendable {
     public mutating func killForProtocolViolation(_ bundleID: String, launch: Int, at time: ClockTime) -> [SystemAction] {
         advanceNow(time)
         guard let record = apps[bundleID], record.launch == launch, record.hasProcess else { return run() }
-        actions.append(.kill(app: bundleID, launch: launch))
-        terminate(bundleID, reason: "protocolViolation")
+        perform(.kill(app: bundleID, reason: "protocolViolation"))
         return run()
     }
 

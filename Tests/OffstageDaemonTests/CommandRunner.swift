@@ -83,6 +83,14 @@ final class RunningOffstage {
         }
     }
 
+    /// The child whose command name (`/proc/PID/comm`) is `name`: a server,
+    /// not the guard shell started beside it.
+    func child(named name: String) -> Int32? {
+        children.first { pid in
+            (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
     /// Sends `signal` and checks that the command died of it, having first
     /// stopped (and reaped) its `child` and emptied `scratch`, the TMPDIR
     /// it was given.

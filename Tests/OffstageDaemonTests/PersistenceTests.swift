@@ -71,11 +71,11 @@ struct PersistenceTests {
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
         defer { for pointer in argv { free(pointer) } }
-        #expect(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
+        try #require(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
         defer { waitpid(pid, nil, 0) }
         var info = siginfo_t()
-        #expect(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0)  // exited, not reaped
-        #expect(AppProcessHost.state(of: pid) == "Z")
+        try #require(waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == 0)  // exited, not reaped
+        try #require(AppProcessHost.state(of: pid) == "Z")
         do {
             let store = try AppStore(path: directory + "/data/offstage.sqlite")
             try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))

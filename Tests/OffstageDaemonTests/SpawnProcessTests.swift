@@ -45,8 +45,7 @@ struct SpawnProcessTests {
         defer { close(childExit) }
         host.terminate(pid)
         #expect(exited.wait(timeout: .now() + 10) == .success)
-        var ended = pollfd(fd: childExit, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&ended, 1, 10_000) == 1, "the app's child \(child) outlived it")
+        #expect(awaitReadable(childExit, within: .seconds(10)), "the app's child \(child) outlived it")
         if kill(child, 0) == 0 { kill(child, SIGKILL) }
     }
 
@@ -91,9 +90,9 @@ private func readFIFO(_ path: String) throws -> String {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64)
     while true {
-        var entry = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        let left = Int32(max(0, (deadline - ContinuousClock.now) / .milliseconds(1)))
-        guard poll(&entry, 1, left) > 0 else { throw DaemonError(.invalidState, "nothing written to \(path) within 10 s") }
+        guard awaitReadable(reader, within: max(.zero, deadline - ContinuousClock.now)) else {
+            throw DaemonError(.invalidState, "nothing written to \(path) within 10 s")
+        }
         let count = read(reader, &chunk, chunk.count)
         if count > 0 {
             bytes += chunk[..<count]

@@ -232,8 +232,14 @@ final class PulsePlayer {
 
     func serverRequested(cork: Bool, at time: ContinuousClock.Instant) {
         connection.options.serverRequestProbe?(id, cork, time)
-        perform(cork ? machine.corkRequested() : machine.uncorkRequested())
-        if cork, machine.state == .interrupted { confirmInterruption() }
+        if cork { takeCorkRequest() } else { perform(machine.uncorkRequested()) }
+    }
+
+    /// The server asked this stream to cork: an interruption begins, and
+    /// is confirmed by corking the stream.
+    private func takeCorkRequest() {
+        perform(machine.corkRequested())
+        if machine.state == .interrupted { confirmInterruption() }
     }
 
     /// Recovers the cork request of a stream created during a call.
@@ -251,8 +257,7 @@ final class PulsePlayer {
             guard muted == true else { return }
             connection.callActive { active in
                 guard active, let player = connection.players[id] else { return }
-                player.perform(player.machine.corkRequested())
-                if player.machine.state == .interrupted { player.confirmInterruption() }
+                player.takeCorkRequest()
             }
         }
     }

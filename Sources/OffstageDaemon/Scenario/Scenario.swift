@@ -175,11 +175,7 @@ extension Scenario {
                 }
                 if verb == "device" {
                     // The daemon's own check, before the run rather than at its step.
-                    do throws(DaemonError) {
-                        _ = try Engine.deviceChange(ScenarioRunner.request(for: words))
-                    } catch let refusal {
-                        throw error(doNode, refusal.message)
-                    }
+                    if let problem = deviceChangeProblem(ScenarioRunner.request(for: words)) { throw error(doNode, problem) }
                 }
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
                     throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")

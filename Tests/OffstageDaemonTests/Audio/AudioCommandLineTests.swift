@@ -71,7 +71,7 @@ import Testing
         let scratch = try makeTemporaryDirectory()
         let command = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
         #expect(command.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
-        return (command, try #require(command.children.first), scratch)
+        return (command, try #require(command.child(named: "pulseaudio")), scratch)
     }
 
     /// SIGINT, SIGTERM or SIGHUP (a closed terminal) stops the server and
@@ -94,8 +94,7 @@ import Testing
         _ = command.finish()
         #expect(command.process.terminationReason == .uncaughtSignal)
         // Awaited on a pidfd (readable when the server has exited), up to 10 s.
-        var ended = pollfd(fd: exit, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&ended, 1, 10_000) == 1, "PulseAudio \(pulseaudio) outlived the killed command")
+        #expect(awaitReadable(exit, within: .seconds(10)), "PulseAudio \(pulseaudio) outlived the killed command")
     }
 
     /// A server that dies under the command is reported, not waited on forever.

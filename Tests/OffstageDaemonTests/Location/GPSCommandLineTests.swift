@@ -236,7 +236,7 @@ import Testing
         // At the recorded pace the feed runs for minutes.
         let feed = try RunningOffstage(["gps", "feed", fixture, "--quiet"], environment: ["TMPDIR": scratch.path])
         #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
-        let gpsd = try #require(feed.children.first)
+        let gpsd = try #require(feed.child(named: "gpsd"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.hasPrefix("offstage-gpsd-") })
         // gpsd was stopped and reaped before the feed died.
         try feed.expectDiesOf(signal, stopping: gpsd, emptying: scratch)
