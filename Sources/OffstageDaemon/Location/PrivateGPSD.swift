@@ -34,7 +34,9 @@ public final class PrivateGPSD: Sendable {
     /// Starts gpsd and waits (up to `timeout`) until its port answers.
     /// - Parameters:
     ///   - port: the port; a free one if nil.
-    public init(devices: [String], port: Int? = nil, timeout: Duration = .seconds(10)) throws {
+    ///   - preferred: with no `port`, the one to try first; a free one when
+    ///     it is taken (another command may have just taken it).
+    public init(devices: [String], port: Int? = nil, preferring preferred: Int? = nil, timeout: Duration = .seconds(10)) throws {
         guard let gpsd = Self.executable() else {
             throw LocationSystemError("start gpsd", detail: "gpsd is not installed (apt-get install gpsd)")
         }
@@ -50,7 +52,7 @@ public final class PrivateGPSD: Sendable {
         var started: (port: Int, process: ChildProcess)
         while true {
             do {
-                let chosen = try port ?? LocationSocket.freeLoopbackPort()
+                let chosen = try port ?? (attempt == 1 ? preferred : nil) ?? LocationSocket.freeLoopbackPort()
                 let process = try Self.start(
                     gpsd: gpsd, port: chosen, devices: devices, controlSocket: controlSocket, directory: directory,
                     timeout: timeout)
@@ -82,6 +84,10 @@ public final class PrivateGPSD: Sendable {
         gpsd: String, port: Int, devices: [String], controlSocket: String, directory: URL, timeout: Duration
     ) throws -> ChildProcess {
         let log = directory.appendingPathComponent("gpsd.log")
+        // A failed attempt's log would fail this one at its first look, and
+        // its control socket would keep this gpsd from making its own.
+        try? FileManager.default.removeItem(at: log)
+        unlink(controlSocket)
         let p: ChildProcess
         do {
             p = try ChildProcess(
@@ -104,6 +110,13 @@ public final class PrivateGPSD: Sendable {
                     "start gpsd on port \(port)", detail: why.map(String.init) ?? "did not answer in time")
             }
             Thread.sleepBriefly()
+        }
+        // The port may answer for another gpsd that took it first (two
+        // commands started at once), ours failing to bind it and exiting:
+        // ours is the one that reads our device.
+        if let device = devices.first, !GPSDControl.waitForDevice(device, port: port, timeout: .seconds(2)) {
+            p.stop()
+            throw LocationSystemError("start gpsd on port \(port)", detail: "another gpsd answers there")
         }
         return p
     }

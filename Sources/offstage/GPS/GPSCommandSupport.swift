@@ -120,10 +120,11 @@ final class GPSDFeedTarget {
             controlSocket = control
             privateGPSD = nil
         } else {
-            // The default port when it is free, so `offstage gps watch` finds it.
+            // The default port when it is free, so `offstage gps watch` finds
+            // it; another when a command started at the same time took it first.
             let port = GPSDControl.isListening(port: 2947) ? nil : 2947
             let (gpsd, token) = try TerminationSignals.holding {
-                let gpsd = try PrivateGPSD(devices: [pty.devicePath], port: port)
+                let gpsd = try PrivateGPSD(devices: [pty.devicePath], preferring: port)
                 return (gpsd, TerminationSignals.onTermination { _ in gpsd.stopAndRemove() })
             }
             privateGPSD = gpsd

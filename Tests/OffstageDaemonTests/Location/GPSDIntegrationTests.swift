@@ -106,6 +106,24 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10), "it waited for the timeout")
     }
 
+    /// A preferred port another gpsd holds (two commands started at once)
+    /// gives way to a free one. The retry used to fail too: the first
+    /// attempt's gpsd exits on its own, leaving its control socket (the
+    /// next gpsd cannot make its own) and its words in the shared log.
+    /// Nor is the start fooled by the other gpsd answering on that port: ours
+    /// is the one that reads our device.
+    @Test func aPreferredPortAnotherGPSDHoldsGivesWayToAFreeOne() throws {
+        let firstDevice = try LocationPTY()
+        let first = try PrivateGPSD(devices: [firstDevice.devicePath])
+        defer { first.stop() }
+        let secondDevice = try LocationPTY()
+        let second = try PrivateGPSD(devices: [secondDevice.devicePath], preferring: first.port)
+        defer { second.stop() }
+        #expect(second.port != first.port)
+        #expect(second.isRunning)
+        #expect(GPSDControl.waitForDevice(secondDevice.devicePath, port: second.port))
+    }
+
     @Test func deviceAddedThroughTheControlSocket() async throws {
         let gpsd = try PrivateGPSD(devices: [])
         defer { gpsd.stop() }
