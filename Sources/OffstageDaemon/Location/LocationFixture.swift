@@ -74,7 +74,6 @@ public struct LocationFixtureReader: Sendable {
     public init(path: String, format: LocationFixtureFormat? = nil, options: LocationFixtureReadOptions = .init()) throws {
         self.path = path
         let kind = FileKind(atPath: path)
-        isRegularFile = kind == .regular
         if kind == .directory {
             throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "is a directory"))
         }
@@ -97,9 +96,6 @@ public struct LocationFixtureReader: Sendable {
         case .gpsdJSON: return try GPSDJSONFixReader(path: path, options: options).read(body)
         }
     }
-
-    /// Whether the file can be read more than once (not a pipe or a device).
-    public let isRegularFile: Bool
 
     /// Counts the fixes without keeping them (a first pass for progress).
     public func count() throws -> Int {

@@ -35,11 +35,13 @@ struct GPSFeedCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let pace = LocationFeedSpeed(parsing: speed)!
-            let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
-            // The fixes are counted first (for the progress), then fed: a second read a pipe cannot give.
-            guard reader.isRegularFile else {
+            // The fixes are counted first (for the progress), then fed: a
+            // second read a pipe cannot give. Checked before the reader,
+            // which would first ask a pipe without an extension for --format.
+            guard FileKind(atPath: file) != .other else {
                 throw CommandError("\(file): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first")
             }
+            let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             let total = try reader.count()
             guard total > 0 else { throw CommandError("\(file) has no fixes") }
             let gpsd = try GPSDFeedTarget(target)

@@ -27,6 +27,10 @@ import Testing
         // Guessing a pipe's format read its first lines, which were then lost.
         let unnamed = dir.appendingPathComponent("fixes").path
         #expect(mkfifo(unnamed, 0o600) == 0)
+        // A feed from a pipe without an extension asked for --format first, then refused the pipe.
+        let unnamedFeed = try offstage("gps", "feed", unnamed)
+        #expect(unnamedFeed.status == 1)
+        #expect(unnamedFeed.stderr == "offstage: error: \(unnamed): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
         let convert = try offstage("gps", "convert", unnamed, dir.appendingPathComponent("out.json").path)
         #expect(convert.status == 1)
         #expect(convert.stderr == "offstage: error: \(unnamed): not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)\n")
