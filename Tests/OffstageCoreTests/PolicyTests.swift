@@ -145,9 +145,21 @@ struct PolicyTests {
         #expect(
             device.log.filter { $0.kind == .system && $0.name == SystemNotificationName.batteryLevel.rawValue }.map(\.detail)
                 == [["level": 0.5], ["level": 0.5, "unchanged": true]])
-        // The suspended app is not given the unchanged value either.
+    }
+
+    /// A suspended app is not given a value it already has either: the
+    /// repeat is dropped, not queued for its resumption.
+    @Test func theSameDeviceValueIsNotQueuedForASuspendedApp() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
         try device.submit(.launch(lab))
-        #expect(device.names(lab).filter { $0 == SystemNotificationName.batteryLevel.rawValue }.count == 1)
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
+        #expect(device.names(lab).contains(SystemNotificationName.batteryLevel.rawValue))
+        try device.submit(.launch(other))
+        #expect(device.state(lab) == .suspended)
+        device.clear()
+        try device.submit(.deviceChange(.batteryLevel, ["level": 0.5]))
+        try device.submit(.launch(lab))
+        #expect(device.names(lab) == [CB.willEnterForeground, CB.didBecomeActive])
     }
 
     @Test func serviceWakeOpensATenSecondWindowThenSuspends() throws {

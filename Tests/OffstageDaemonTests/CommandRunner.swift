@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import OffstageDaemon
+
 /// What a run of the built `offstage` binary printed, and its exit status.
 struct CommandRun {
     var status: Int32
@@ -47,18 +49,20 @@ final class RunningOffstage {
     }
 
     /// Reads stdout (or stderr) until a line containing `text` arrives;
-    /// false when the stream ends first.
-    func awaitLine(containing text: String, onStandardError: Bool = false) -> Bool {
-        while let line = nextLine(onStandardError: onStandardError) {
+    /// false when the stream ends first, or nothing comes for `limit`.
+    func awaitLine(containing text: String, onStandardError: Bool = false, within limit: Duration = .seconds(60)) -> Bool {
+        while let line = nextLine(onStandardError: onStandardError, within: limit) {
             if line.contains(text) { return true }
         }
         return false
     }
 
     /// The next line of stdout (or stderr), waiting for it; nil when the
-    /// stream ends first.
-    func nextLine(onStandardError: Bool = false) -> String? {
+    /// stream ends first, or when no line is complete within `limit` (a
+    /// hung command fails its test instead of hanging the run).
+    func nextLine(onStandardError: Bool = false, within limit: Duration = .seconds(60)) -> String? {
         let handle = (onStandardError ? err : out).fileHandleForReading
+        let deadline = ContinuousClock.now + limit
         while true {
             var bytes = buffered[handle] ?? []
             if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
@@ -67,6 +71,7 @@ final class RunningOffstage {
                 buffered[handle] = bytes
                 return line
             }
+            guard awaitReadable(handle.fileDescriptor, within: max(.zero, deadline - ContinuousClock.now)) else { return nil }
             let more = handle.availableData
             if more.isEmpty { return nil }
             buffered[handle] = bytes + more
