@@ -51,21 +51,23 @@ struct EventsCommand: ParsableCommand {
         let socket = try client.connect()
         try socket.send(.object(request))
         let events = try client.result(of: client.receiveReply(on: socket)).arrayValue ?? []
-        func installedApps() -> [String] {
-            (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
-        }
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
-        let installed = json ? [] : installedApps()
+        let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }
         // The daemon follows a bundle id nobody knows yet (an app installed
         // later); a typo would look like "no events yet", so say so.
         if let app, events.isEmpty {
-            let known = json ? installedApps() : installed
-            // Named by its id, or by the last part of it (which the daemon resolved).
-            if !known.contains(where: { $0 == app || AppNaming.lastPart(of: $0) == app }) {
+            // Asked without following, the daemon refuses a name that is
+            // neither installed nor in its log (by its rule: an id, or the
+            // last part of one); the backlog was empty, so the answer is short.
+            var check = request
+            check["follow"] = false
+            let probe = try client.connect()
+            try probe.send(.object(check))
+            if try client.receiveReply(on: probe)["ok"]?.boolValue != true {
                 printError("offstage: warning: no app \(app) is installed or in the event log yet; waiting for its events")
             }
         }
@@ -104,22 +106,34 @@ struct ClockCommand: ParsableCommand {
         case now, advance
     }
     @Argument(help: "now or advance.") var action: Action
-    @Argument(help: "How far to advance.") var duration: String?
+    // Every word that is not a known option, so that a negative duration
+    // (`-5s`) reaches the checks below: ArgumentParser took it for an
+    // option and dropped it.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("How far to advance.", valueName: "duration"))
+    var words: [String] = []
     @OptionGroup var client: ClientOptions
 
+    /// The duration given (`--`, once needed before a negative one, is not one).
+    var duration: String? { words.first { $0 != "--" } }
+
     func validate() throws {
+        let terminated = words.contains("--")
+        let words = words.filter { $0 != "--" }
+        if action == .advance, let duration, duration.hasPrefix("-"), duration.dropFirst().first?.isNumber == true {
+            throw ValidationError("the clock only goes forward: \(duration) is not a duration")
+        }
+        // A word that looks like an option and is no negative number is a mistyped option.
+        if let option = words.first(where: { $0.hasPrefix("-") && $0.dropFirst().first?.isNumber != true }) {
+            throw ValidationError(terminated ? "\(option) after -- is not an option: options go before it" : "unknown option '\(option)'")
+        }
         if action == .advance {
-            // ArgumentParser takes `-5s` for options and drops it.
-            let negative = duration ?? CommandLine.arguments.first { $0.hasPrefix("-") && $0.dropFirst().first?.isNumber == true }
-            if let negative, negative.hasPrefix("-") {
-                throw ValidationError("the clock only goes forward: \(negative) is not a duration")
-            }
             guard let duration else { throw ValidationError("clock advance needs a duration, e.g. 5m") }
+            if words.count > 1 { throw ValidationError("clock advance takes one duration (got \(words.joined(separator: " ")))") }
             guard parseDuration(duration) != nil else {
                 throw ValidationError("not a duration: \(duration) (try 30s, 5m, 1h; at most 36500d, 100 years)")
             }
-        } else if let duration {
-            throw ValidationError("clock now takes no duration (got \(duration))")
+        } else if !words.isEmpty {
+            throw ValidationError("clock now takes no duration (got \(words.joined(separator: " ")))")
         }
     }
 

@@ -149,6 +149,10 @@ struct CLITests {
         result = try offstage(["daemon", "--data", directory + "/data", "--socket", "/dev/null/run/control.sock"])
         #expect(result.status == 1)
         #expect(result.stderr == "offstage: error: cannot create the socket directory /dev/null/run: /dev/null is not a directory\n")
+        // The socket's directory itself a file: it was taken for an existing directory.
+        result = try offstage(["daemon", "--data", directory + "/data", "--socket", "/dev/null/control.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: cannot create the socket directory /dev/null: /dev/null is not a directory\n")
     }
 
     @Test func eachControlSocketHasItsOwnAppSocket() {
@@ -219,6 +223,16 @@ struct CLITests {
         result = try offstage(["clock", "advance", "--", "-5s"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: the clock only goes forward: -5s is not a duration (see offstage clock --help)\n")
+        // `clock now -5s` was read as `clock now` (the word dropped as an option) and exited 0.
+        result = try offstage(["clock", "now", "-5s"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: clock now takes no duration (got -5s) (see offstage clock --help)\n")
+        result = try offstage(["clock", "advance", "5s", "--bogus"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown option '--bogus' (see offstage clock --help)\n")
+        result = try offstage(["clock", "advance", "5s", "6s"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: clock advance takes one duration (got 5s 6s) (see offstage clock --help)\n")
     }
 
     @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
@@ -301,6 +315,36 @@ struct CLITests {
         #expect(waitingStatus == 1)
         // (The warning line was read by awaitLine: the rest is the error.)
         #expect(waitingStderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
+    }
+
+    /// An app only in the event log (installed, then uninstalled) is known:
+    /// following it with nothing past `--after` drew the warning meant for
+    /// typos, which checked the installed apps only.
+    @Test func followingAnAppOnlyInTheLogDoesNotWarn() throws {
+        let scratch = try temporaryDirectory()
+        let socket = ["--socket", scratch + "/control.sock"]
+        let daemon = try RunningOffstage(["daemon", "--data", scratch + "/data"] + socket)
+        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
+        #expect(daemon.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let app = "com.offstage.tests.CrashAtLaunchApp"
+        let bundle = Paths.sample("misbehaving/CrashAtLaunchApp")
+        #expect(try offstage(["install", bundle] + socket).status == 0)
+        #expect(try offstage(["uninstall", app] + socket).status == 0)
+        let log = try offstage(["events", "--json"] + socket)
+        let last = try #require(try JSONValue(parsing: String(log.stdout.split(separator: "\n").last ?? ""))["seq"]?.intValue)
+        let followers = try [app, "CrashAtLaunchApp"].map {
+            try RunningOffstage(["events", "--follow", "--app", $0, "--after", String(last)] + socket)
+        }
+        // The next event for the app reaches each follower past its check
+        // (live, or in its backlog should it ask later, when no check is made).
+        #expect(try offstage(["install", bundle] + socket).status == 0)
+        for follower in followers { #expect(follower.awaitLine(containing: "CrashAtLaunchApp")) }
+        kill(daemon.process.processIdentifier, SIGKILL)
+        for follower in followers {
+            let (status, stderr) = follower.finish()
+            #expect(status == 1)
+            #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
+        }
     }
 
     /// `events --follow --after N` printed the events that came later even

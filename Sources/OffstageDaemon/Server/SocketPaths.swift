@@ -45,8 +45,7 @@ enum SocketPreparation {
             throw DaemonError(.badRequest, "socket path too long for a Unix socket (max 107 bytes): \(path)")
         }
         let directory = (path as NSString).deletingLastPathComponent
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+        if FileKind(atPath: directory) != .directory {
             // A directory we create is ours: 0700. An existing one (say /tmp)
             // is left as it is; the socket itself is 0600.
             try makeDirectory(directory, for: "socket directory", permissions: 0o700)
