@@ -77,11 +77,9 @@ struct RunCommand: AsyncParsableCommand {
         // Interrupted (Ctrl-C, SIGTERM, SIGHUP), the run stops its daemon, which
         // kills the apps, and removes its directory, instead of leaving them.
         let started = Mutex<(daemon: RunningDaemon?, directory: String?)>((nil, nil))
-        let interrupted = Mutex(false)
         runner.onDirectory = { directory in started.withLock { $0.directory = directory } }
-        runner.onStart = { daemon, _ in started.withLock { $0.daemon = daemon } }
+        runner.onStart = { daemon in started.withLock { $0.daemon = daemon } }
         TerminationSignals.onTermination { signal in
-            interrupted.withLock { $0 = true }
             let (daemon, directory) = started.withLock { $0 }
             if let daemon {
                 let stopped = DispatchSemaphore(value: 0)
@@ -100,9 +98,9 @@ struct RunCommand: AsyncParsableCommand {
         let outcome: ScenarioRunner.Outcome
         do {
             outcome = try await runner.run()
-            if interrupted.withLock({ $0 }) { await neverReturning() }
+            if TerminationSignals.isTerminating { await neverReturning() }
         } catch {
-            if interrupted.withLock({ $0 }) { await neverReturning() }
+            if TerminationSignals.isTerminating { await neverReturning() }
             switch error {
             case let error as ScenarioError: fail(error.description)
             case let error as DaemonError: fail("\(scenario): \(error.message)")

@@ -21,9 +21,9 @@ public struct ScenarioRunner {
     public var executableSearchPaths: [String]
     /// Called with each step as it starts (progress).
     public var onStep: (@Sendable (Scenario.Step) -> Void)?
-    /// Called once the private daemon runs, with it and the run's temporary
-    /// directory, so that whoever interrupts the run can stop both.
-    public var onStart: (@Sendable (RunningDaemon, String) -> Void)?
+    /// Called once the private daemon runs, so that whoever interrupts the
+    /// run can stop it (and remove the directory ``onDirectory`` gave).
+    public var onStart: (@Sendable (RunningDaemon) -> Void)?
     /// Called with the run's temporary directory as soon as it is made,
     /// before the daemon starts in it.
     public var onDirectory: (@Sendable (String) -> Void)?
@@ -47,7 +47,7 @@ public struct ScenarioRunner {
             hangGrace: .nanoseconds(scenario.hangGrace.nanoseconds), executableSearchPaths: executableSearchPaths,
             ephemeral: true)
         let daemon = try await RunningDaemon.start(configuration)
-        onStart?(daemon, directory)
+        onStart?(daemon)
         var failures: [String] = []
         var timeline: [Event] = []
         do {
