@@ -17,10 +17,11 @@ public final class PrivatePulseAudio: Sendable {
     /// (a named directory keeps its log across runs) is not this run's.
     private let logStart = Mutex<UInt64>(0)
     private let exitWhenIdle: Duration?
-    /// The directory is a temporary one made for this server, removed with
-    /// it; a directory the caller named keeps everything but what the
-    /// server made there (its log stays).
-    private let ownsDirectory: Bool
+    /// The temporary directory made for this server, removed with it (or
+    /// by a later server's sweep, should this process be killed outright);
+    /// nil for a directory the caller named, which keeps everything but
+    /// what the server made there (its log stays).
+    private let owned: OwnedTemporaryDirectory?
     /// In a named directory, the server's files that were not there
     /// before it: the only ones removed at the end.
     private let madeHere: [String]
@@ -84,8 +85,17 @@ public final class PrivatePulseAudio: Sendable {
             }
         }
         self.exitWhenIdle = exitWhenIdle
-        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("offstage-pulse-\(UUID().uuidString)")
-        ownsDirectory = directory == nil
+        if let directory {
+            owned = nil
+            self.directory = directory
+        } else {
+            do {
+                owned = try OwnedTemporaryDirectory(prefix: "offstage-pulse", permissions: 0o755)
+            } catch {
+                throw AudioError(.serverUnavailable, "\(error.description) for PulseAudio")
+            }
+            self.directory = owned!.url
+        }
         let root = self.directory
         madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
             !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
@@ -191,7 +201,7 @@ public final class PrivatePulseAudio: Sendable {
     /// it is a temporary one, else the files it made there (not its log).
     public func stopAndRemoveFiles() {
         stop()
-        if ownsDirectory {
+        if owned != nil {
             try? FileManager.default.removeItem(at: directory)
         } else {
             for made in madeHere {

@@ -16,8 +16,10 @@ public final class PrivateGPSD: Sendable {
     public let controlSocket: String
     /// The devices it reads.
     public let devices: [String]
-    /// The directory holding the socket and gpsd's log.
-    public let directory: URL
+    /// The directory holding the socket and gpsd's log (locked while we
+    /// live, so a later gpsd's sweep removes it should we be killed outright).
+    private let owned: OwnedTemporaryDirectory
+    public var directory: URL { owned.url }
 
     /// The endpoint for clients.
     public var endpoint: GPSDEndpoint { GPSDEndpoint(host: "127.0.0.1", port: port) }
@@ -40,11 +42,14 @@ public final class PrivateGPSD: Sendable {
         guard let gpsd = Self.executable() else {
             throw LocationSystemError("start gpsd", detail: "gpsd is not installed (apt-get install gpsd)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "offstage-gpsd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // gpsd drops root for the `gpsd` user, which must reach the socket.
-        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let owned: OwnedTemporaryDirectory
+        do {
+            owned = try OwnedTemporaryDirectory(prefix: "offstage-gpsd", permissions: 0o755)
+        } catch {
+            throw LocationSystemError("start gpsd", detail: error.description)
+        }
+        let directory = owned.url
         let controlSocket = directory.appendingPathComponent("gpsd.sock").path
         // A free port can be taken by someone else before gpsd binds it: then
         // gpsd fails to start, and another free port is tried.
@@ -67,7 +72,7 @@ public final class PrivateGPSD: Sendable {
         }
         self.port = started.port
         self.devices = devices
-        self.directory = directory
+        self.owned = owned
         self.controlSocket = controlSocket
         process.withLock { $0 = started.process }
     }

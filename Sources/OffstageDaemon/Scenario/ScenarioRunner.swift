@@ -38,7 +38,10 @@ public struct ScenarioRunner {
     public static let volatileKeys: Set<String> = ["pid", "executable", "path", "container", "log", "claimedPid", "tokenPid"]
 
     public func run() async throws -> Outcome {
-        let directory = try Self.makeTemporaryDirectory()
+        let owned = try Self.makeTemporaryDirectory()
+        // Locked until the run ends (not only until the last use of `owned`).
+        defer { withExtendedLifetime(owned) {} }
+        let directory = owned.path
         onDirectory?(directory)
         let configuration = DaemonConfiguration(
             dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
@@ -106,6 +109,7 @@ public struct ScenarioRunner {
             try? FileManager.default.removeItem(atPath: directory)
             return Outcome(timeline: timeline, failures: failures, dataDirectory: nil)
         }
+        owned.keep()
         return Outcome(timeline: timeline, failures: failures, dataDirectory: directory + "/data")
     }
 
@@ -202,11 +206,13 @@ public struct ScenarioRunner {
         return copy
     }
 
-    static func makeTemporaryDirectory() throws -> String {
-        var template = Array("/tmp/offstage-run-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw DaemonError(.storage, "cannot create a temporary directory in /tmp")
+    /// A new run directory in /tmp, locked while the run lasts (a later
+    /// run removes it should this one be killed outright).
+    static func makeTemporaryDirectory() throws -> OwnedTemporaryDirectory {
+        do {
+            return try OwnedTemporaryDirectory(prefix: "offstage-run", in: URL(fileURLWithPath: "/tmp"))
+        } catch {
+            throw DaemonError(.storage, "cannot create a temporary directory: \(error.description)")
         }
-        return String(cString: made)
     }
 }

@@ -83,7 +83,8 @@ import Testing
     }
 
     /// SIGKILL gives the command no chance to stop its server: the server's
-    /// guard does, so no PulseAudio is left holding the directory.
+    /// guard does, so no PulseAudio is left holding the directory. The
+    /// directory stays; the next private server's start removes it.
     @Test func aServerDoesNotOutliveACommandKilledWithSIGKILL() throws {
         let (command, pulseaudio, scratch) = try startServerCommand()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -95,6 +96,13 @@ import Testing
         #expect(command.process.terminationReason == .uncaughtSignal)
         // Awaited on a pidfd (readable when the server has exited), up to 10 s.
         #expect(awaitReadable(exit, within: .seconds(10)), "PulseAudio \(pulseaudio) outlived the killed command")
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(left.count == 1 && left[0].hasPrefix("offstage-pulse-"), "\(left)")
+        let next = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
+        #expect(next.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
+        let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(now.count == 1 && !left.contains(now[0]), "the killed command's \(left) was kept: \(now)")
+        try next.expectDiesOf(SIGTERM, stopping: try #require(next.child(named: "pulseaudio")), emptying: scratch)
     }
 
     /// A server that dies under the command is reported, not waited on forever.

@@ -1,0 +1,87 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A temporary directory of this process's own (a private PulseAudio's or
+/// gpsd's, a scenario run's), locked while it is in use, and the sweep of
+/// those that processes killed outright (SIGKILL) could not remove.
+///
+/// The lock is an `flock` on `.owner` inside it: the kernel drops it when
+/// its holder dies, however it dies, and it holds across PID namespaces
+/// sharing `/tmp`, which a PID in the name would not. The directory is made
+/// under a `.new` name, locked, then renamed into place, so a sweep never
+/// finds it unlocked while it is being made. A sweep only takes
+/// directories of this user (in a shared `/tmp`, a tree someone else made
+/// is not removed with our rights).
+public final class OwnedTemporaryDirectory: Sendable {
+    /// The directory.
+    public let url: URL
+    public var path: String { url.path }
+    private let lock: Int32
+
+    static let lockName = ".owner"
+
+    /// Removes the unlocked directories of earlier owners with this
+    /// prefix, then makes and locks a new one.
+    /// - Parameters:
+    ///   - prefix: the name's start, such as `offstage-pulse`; the name is
+    ///     `PREFIX-UUID`.
+    ///   - parent: where (default: the temporary directory, `TMPDIR`).
+    ///   - permissions: the directory's mode.
+    public init(prefix: String, in parent: URL = FileManager.default.temporaryDirectory, permissions: mode_t = 0o700) throws(Failure) {
+        Self.sweep(prefix: prefix, in: parent)
+        let name = "\(prefix)-\(UUID().uuidString)"
+        let making = parent.appendingPathComponent(name + ".new").path
+        let final = parent.appendingPathComponent(name)
+        guard mkdir(making, permissions) == 0 else { throw Self.failure("create", making) }
+        chmod(making, permissions)  // whatever the umask
+        let fd = open(making + "/" + Self.lockName, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0, rename(making, final.path) == 0 else {
+            let error = Self.failure("prepare", making)
+            if fd >= 0 { close(fd) }
+            try? FileManager.default.removeItem(atPath: making)
+            throw error
+        }
+        url = final
+        lock = fd
+    }
+
+    deinit { close(lock) }
+
+    /// Keeps the directory for good (a failed run's logs, for the user to
+    /// read): without its lock file, no sweep takes it.
+    public func keep() {
+        unlink(path + "/" + Self.lockName)
+    }
+
+    /// Removes `PREFIX-*` directories in `parent` that are this user's and
+    /// whose lock nobody holds: their owner died without removing them.
+    /// Directories without a lock (in the making, or made before the lock
+    /// existed) are left alone.
+    public static func sweep(prefix: String, in parent: URL = FileManager.default.temporaryDirectory) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return }
+        for name in names where name.hasPrefix(prefix + "-") && !name.hasSuffix(".new") {
+            let path = parent.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { continue }
+            let fd = open(path + "/" + lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Why a directory could not be made: "cannot create PATH: REASON".
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private static func failure(_ what: String, _ path: String) -> Failure {
+        Failure(description: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+@testable import OffstageDaemon
+
+/// The temporary directories a private server or run makes, and the sweep
+/// of those whose owner was killed outright.
+@Suite struct OwnedTemporaryDirectoryTests {
+    @Test func aSweepTakesOnlyDirectoriesWhoseOwnerIsGone() throws {
+        let parent = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        var gone: OwnedTemporaryDirectory? = try OwnedTemporaryDirectory(prefix: "x", in: parent)
+        let gonePath = try #require(gone?.path)
+        let alive = try OwnedTemporaryDirectory(prefix: "x", in: parent)
+        let kept = try OwnedTemporaryDirectory(prefix: "x", in: parent)
+        kept.keep()
+        // One without a lock (made before locks, or by someone else) and one still being made.
+        let unlocked = parent.appendingPathComponent("x-unlocked").path
+        let making = parent.appendingPathComponent("x-making.new").path
+        for path in [unlocked, making] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
+        OwnedTemporaryDirectory.sweep(prefix: "x", in: parent)
+        // Its owner still holds the lock: nothing is taken yet.
+        #expect(FileManager.default.fileExists(atPath: gonePath))
+        gone = nil  // the lock is dropped, as when its process dies
+        OwnedTemporaryDirectory.sweep(prefix: "x", in: parent)
+        #expect(!FileManager.default.fileExists(atPath: gonePath))
+        for path in [alive.path, kept.path, unlocked, making] {
+            #expect(FileManager.default.fileExists(atPath: path), "\(path) was swept")
+        }
+    }
+
+    @Test func aNewDirectorySweepsFirstAndIsPrivate() throws {
+        let parent = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        var first: OwnedTemporaryDirectory? = try OwnedTemporaryDirectory(prefix: "y", in: parent)
+        let firstPath = try #require(first?.path)
+        first = nil
+        let second = try OwnedTemporaryDirectory(prefix: "y", in: parent)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == [second.url.lastPathComponent])
+        #expect(!FileManager.default.fileExists(atPath: firstPath))
+        var info = stat()
+        #expect(stat(second.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func aParentThatIsNoDirectoryIsReportedWithThePath() throws {
+        #expect(throws: OwnedTemporaryDirectory.Failure.self) {
+            try OwnedTemporaryDirectory(prefix: "z", in: URL(fileURLWithPath: "/dev/null"))
+        }
+        do {
+            _ = try OwnedTemporaryDirectory(prefix: "z", in: URL(fileURLWithPath: "/dev/null"))
+        } catch {
+            #expect(error.description.hasPrefix("cannot create /dev/null/z-"), "\(error)")
+            #expect(error.description.hasSuffix(".new: Not a directory"), "\(error)")
+        }
+    }
+}
