@@ -37,11 +37,11 @@ public final class OwnedTemporaryDirectory: Sendable {
         let name = "\(prefix)-\(UUID().uuidString)"
         let making = parent.appendingPathComponent(name + ".new").path
         let final = parent.appendingPathComponent(name)
-        guard mkdir(making, permissions) == 0 else { throw Self.failure("create", making) }
+        guard mkdir(making, permissions) == 0 else { throw Self.failure(final.path) }
         chmod(making, permissions)  // whatever the umask
         let fd = open(making + "/" + Self.lockName, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0, rename(making, final.path) == 0 else {
-            let error = Self.failure("prepare", making)
+            let error = Self.failure(final.path)
             if fd >= 0 { close(fd) }
             try? FileManager.default.removeItem(atPath: making)
             throw error
@@ -60,8 +60,9 @@ public final class OwnedTemporaryDirectory: Sendable {
 
     /// Removes `PREFIX-*` directories in `parent` that are this user's and
     /// whose lock nobody holds: their owner died without removing them.
-    /// Directories without a lock (in the making, or made before the lock
-    /// existed) are left alone.
+    /// Directories without a lock file (kept, or made before locks) are
+    /// left alone, and so are `.new` ones (one being made, or, rarely, left
+    /// by a process killed while making it).
     public static func sweep(prefix: String, in parent: URL = FileManager.default.temporaryDirectory) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return }
         for name in names where name.hasPrefix(prefix + "-") && !name.hasSuffix(".new") {
@@ -76,12 +77,16 @@ public final class OwnedTemporaryDirectory: Sendable {
         }
     }
 
-    /// Why a directory could not be made: "cannot create PATH: REASON".
+    /// Why a directory could not be made.
     public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+        /// The directory it would have been.
+        public let path: String
+        /// The system's reason (`Permission denied`).
+        public let reason: String
+        public var description: String { "cannot create \(path): \(reason)" }
     }
 
-    private static func failure(_ what: String, _ path: String) -> Failure {
-        Failure(description: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
+    private static func failure(_ path: String) -> Failure {
+        Failure(path: path, reason: String(cString: strerror(errno)))
     }
 }

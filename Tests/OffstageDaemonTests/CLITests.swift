@@ -32,17 +32,8 @@ struct CLITests {
         // A socket that listens and never accepts: the kernel completes the
         // connection and buffers the request, and no reply ever comes.
         let path = try temporaryDirectory() + "/silent.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = try listeningSocket(at: path)
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0 && listen(listener, 4) == 0)
         let result = try offstage(["status", "--socket", path, "--timeout", "200ms"])
         #expect(result.status == 1)
         #expect(
@@ -216,23 +207,19 @@ struct CLITests {
         }
         result = try offstage(["device", "battery", "0.5", "0.7"] + nowhere())
         #expect(result.stderr == "offstage: error: device battery takes one value (got 0.5 0.7) (see offstage device --help)\n")
-        // ArgumentParser reads -5s as options; it used to say a duration was missing.
-        result = try offstage(["clock", "advance", "-5s"] + nowhere())
-        #expect(result.status == 64)
-        #expect(result.stderr == "offstage: error: the clock only goes forward: -5s is not a duration (see offstage clock --help)\n")
-        result = try offstage(["clock", "advance", "--", "-5s"] + nowhere())
-        #expect(result.status == 64)
-        #expect(result.stderr == "offstage: error: the clock only goes forward: -5s is not a duration (see offstage clock --help)\n")
-        // `clock now -5s` was read as `clock now` (the word dropped as an option) and exited 0.
-        result = try offstage(["clock", "now", "-5s"] + nowhere())
-        #expect(result.status == 64)
-        #expect(result.stderr == "offstage: error: clock now takes no duration (got -5s) (see offstage clock --help)\n")
-        result = try offstage(["clock", "advance", "5s", "--bogus"] + nowhere())
-        #expect(result.status == 64)
-        #expect(result.stderr == "offstage: error: unknown option '--bogus' (see offstage clock --help)\n")
-        result = try offstage(["clock", "advance", "5s", "6s"] + nowhere())
-        #expect(result.status == 64)
-        #expect(result.stderr == "offstage: error: clock advance takes one duration (got 5s 6s) (see offstage clock --help)\n")
+        // ArgumentParser reads -5s as options; it used to say a duration was
+        // missing, and `clock now -5s` (the word dropped) exited 0.
+        let backward = "the clock only goes forward: -5s is not a duration"
+        for (words, message) in [
+            (["advance", "-5s"], backward), (["advance", "--", "-5s"], backward),
+            (["now", "-5s"], "clock now takes no duration (got -5s)"),
+            (["advance", "5s", "--bogus"], "unknown option '--bogus'"),
+            (["advance", "5s", "6s"], "clock advance takes one duration (got 5s 6s)"),
+        ] {
+            result = try offstage(["clock"] + words + nowhere())
+            #expect(result.status == 64, "\(words)")
+            #expect(result.stderr == "offstage: error: \(message) (see offstage clock --help)\n")
+        }
     }
 
     @Test func usageErrorsAreOneLineNamingTheHelpToRead() throws {
@@ -318,33 +305,40 @@ struct CLITests {
     }
 
     /// An app only in the event log (installed, then uninstalled) is known:
-    /// following it with nothing past `--after` drew the warning meant for
-    /// typos, which checked the installed apps only.
-    @Test func followingAnAppOnlyInTheLogDoesNotWarn() throws {
-        let scratch = try temporaryDirectory()
-        let socket = ["--socket", scratch + "/control.sock"]
-        let daemon = try RunningOffstage(["daemon", "--data", scratch + "/data"] + socket)
-        defer { if daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGKILL) } }
-        #expect(daemon.awaitLine(containing: "offstage daemon running", onStandardError: true))
-        let app = "com.offstage.tests.CrashAtLaunchApp"
-        let bundle = Paths.sample("misbehaving/CrashAtLaunchApp")
-        #expect(try offstage(["install", bundle] + socket).status == 0)
-        #expect(try offstage(["uninstall", app] + socket).status == 0)
-        let log = try offstage(["events", "--json"] + socket)
-        let last = try #require(try JSONValue(parsing: String(log.stdout.split(separator: "\n").last ?? ""))["seq"]?.intValue)
-        let followers = try [app, "CrashAtLaunchApp"].map {
-            try RunningOffstage(["events", "--follow", "--app", $0, "--after", String(last)] + socket)
+    /// following it with no events yet drew the warning meant for typos,
+    /// which checked the installed apps only. Now the daemon's own rule is
+    /// asked. The test plays the daemon, so each answer comes in its turn:
+    /// no backlog, no app installed, and a yes from the rule.
+    @Test func followingAnAppTheDaemonKnowsDoesNotWarn() throws {
+        let path = try temporaryDirectory() + "/control.sock"
+        let listener = try listeningSocket(at: path)
+        defer { close(listener) }
+        let follower = try RunningOffstage(["events", "--follow", "--app", "com.example.Gone", "--socket", path])
+        var stream: LineSocket?
+        var asked = false
+        while !asked {
+            try #require(awaitReadable(listener, within: .seconds(30)), "the follower did not connect")
+            let connection = LineSocket(fd: accept(listener, nil, nil))
+            let request = try #require(try connection.receive())
+            switch (request["command"]?.stringValue, request["follow"]?.boolValue) {
+            case ("events", true?):
+                #expect(request["appFilter"] == "com.example.Gone")
+                stream = connection
+                try connection.send(["ok": true, "result": .array([])])
+            case ("events", _):
+                // The daemon's rule, asked without following: the app is in its log.
+                #expect(request["appFilter"] == "com.example.Gone")
+                try connection.send(["ok": true, "result": .array([])])
+                asked = true
+            default:
+                try connection.send(["ok": true, "result": .array([])])  // `apps`: none installed
+            }
         }
-        // The next event for the app reaches each follower past its check
-        // (live, or in its backlog should it ask later, when no check is made).
-        #expect(try offstage(["install", bundle] + socket).status == 0)
-        for follower in followers { #expect(follower.awaitLine(containing: "CrashAtLaunchApp")) }
-        kill(daemon.process.processIdentifier, SIGKILL)
-        for follower in followers {
-            let (status, stderr) = follower.finish()
-            #expect(status == 1)
-            #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
-        }
+        #expect(stream != nil)
+        stream = nil  // the daemon goes away
+        let (status, stderr) = follower.finish()
+        #expect(status == 1)
+        #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
     }
 
     /// `events --follow --after N` printed the events that came later even
@@ -505,4 +499,22 @@ struct CLITests {
         let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
         #expect(log.split(separator: "\n").last?.contains("daemonStopped") == true)
     }
+}
+
+/// A Unix socket listening at `path` (its connections wait to be accepted).
+func listeningSocket(at path: String) throws -> Int32 {
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard listener >= 0, bound == 0, listen(listener, 4) == 0 else {
+        close(listener)
+        throw POSIXError(.EADDRINUSE)
+    }
+    return listener
 }

@@ -90,9 +90,9 @@ public final class PrivatePulseAudio: Sendable {
             self.directory = directory
         } else {
             do {
-                owned = try OwnedTemporaryDirectory(prefix: "offstage-pulse", permissions: 0o755)
+                owned = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
             } catch {
-                throw AudioError(.serverUnavailable, "\(error.description) for PulseAudio")
+                throw AudioError(.serverUnavailable, "cannot prepare \(error.path) for PulseAudio: \(error.reason)")
             }
             self.directory = owned!.url
         }

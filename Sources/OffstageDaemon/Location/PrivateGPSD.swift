@@ -33,7 +33,9 @@ public final class PrivateGPSD: Sendable {
         return nil
     }
 
-    /// Starts gpsd and waits (up to `timeout`) until its port answers.
+    /// Starts gpsd and waits (up to `timeout`) until its port answers and,
+    /// when it is given devices, lists the first one (so that it is ours,
+    /// not another gpsd that took the port first).
     /// - Parameters:
     ///   - port: the port; a free one if nil.
     ///   - preferred: with no `port`, the one to try first; a free one when
@@ -84,7 +86,8 @@ public final class PrivateGPSD: Sendable {
         process.withLock { $0 = started }
     }
 
-    /// Spawns gpsd and waits until it answers on its port; stops it on failure.
+    /// Spawns gpsd and waits until it answers on its port (and reads our
+    /// device); stops it on failure.
     private static func start(
         gpsd: String, port: Int, devices: [String], controlSocket: String, directory: URL, timeout: Duration
     ) throws -> ChildProcess {
@@ -119,9 +122,15 @@ public final class PrivateGPSD: Sendable {
         // The port may answer for another gpsd that took it first (two
         // commands started at once), ours failing to bind it and exiting:
         // ours is the one that reads our device.
-        if let device = devices.first, !GPSDControl.waitForDevice(device, port: port, timeout: .seconds(2)) {
+        if let device = devices.first,
+            !GPSDControl.waitForDevice(device, port: port, timeout: max(.milliseconds(100), deadline - ContinuousClock.now))
+        {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let lostPort = !p.isRunning || text.contains("can't bind to IPv4 port")
             p.stop()
-            throw LocationSystemError("start gpsd on port \(port)", detail: "another gpsd answers there")
+            throw LocationSystemError(
+                "start gpsd on port \(port)",
+                detail: lostPort ? "another gpsd answers there" : "it did not open \(device) (\(text.split(separator: "\n").last.map(String.init) ?? "its log is empty"))")
         }
         return p
     }

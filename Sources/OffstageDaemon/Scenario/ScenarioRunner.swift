@@ -49,7 +49,13 @@ public struct ScenarioRunner {
             policy: LifecyclePolicy.profile(named: scenario.profile) ?? .default,
             hangGrace: .nanoseconds(scenario.hangGrace.nanoseconds), executableSearchPaths: executableSearchPaths,
             ephemeral: true)
-        let daemon = try await RunningDaemon.start(configuration)
+        let daemon: RunningDaemon
+        do {
+            daemon = try await RunningDaemon.start(configuration)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
         onStart?(daemon)
         var failures: [String] = []
         var timeline: [Event] = []
@@ -212,7 +218,7 @@ public struct ScenarioRunner {
         do {
             return try OwnedTemporaryDirectory(prefix: "offstage-run", in: URL(fileURLWithPath: "/tmp"))
         } catch {
-            throw DaemonError(.storage, "cannot create a temporary directory: \(error.description)")
+            throw DaemonError(.storage, "cannot create the run's directory \(error.path): \(error.reason)")
         }
     }
 }

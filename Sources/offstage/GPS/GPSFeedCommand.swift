@@ -38,7 +38,8 @@ struct GPSFeedCommand: AsyncParsableCommand {
             // The fixes are counted first (for the progress), then fed: a
             // second read a pipe cannot give. Checked before the reader,
             // which would first ask a pipe without an extension for --format.
-            guard FileKind(atPath: file) != .other else {
+            let kind = FileKind(atPath: file)
+            guard kind != .other, kind != .socket else {
                 throw CommandError("\(file): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first")
             }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())

@@ -99,6 +99,7 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(left.count == 1 && left[0].hasPrefix("offstage-pulse-"), "\(left)")
         let next = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
+        defer { if next.process.isRunning { kill(next.process.processIdentifier, SIGTERM) } }
         #expect(next.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
         let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(now.count == 1 && !left.contains(now[0]), "the killed command's \(left) was kept: \(now)")

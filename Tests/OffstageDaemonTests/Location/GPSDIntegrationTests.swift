@@ -122,6 +122,13 @@ import Testing
         #expect(second.port != first.port)
         #expect(second.isRunning)
         #expect(GPSDControl.waitForDevice(secondDevice.devicePath, port: second.port))
+        // A free preferred port is the one taken.
+        let freed = first.port
+        first.stop()
+        let thirdDevice = try LocationPTY()
+        let third = try PrivateGPSD(devices: [thirdDevice.devicePath], preferring: freed)
+        defer { third.stop() }
+        #expect(third.port == freed)
     }
 
     @Test func deviceAddedThroughTheControlSocket() async throws {
