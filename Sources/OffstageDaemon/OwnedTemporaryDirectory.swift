@@ -52,6 +52,11 @@ public final class OwnedTemporaryDirectory: Sendable {
 
     deinit { close(lock) }
 
+    /// Removes the directory and everything in it (its owner is done).
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+
     /// Keeps the directory for good (a failed run's logs, for the user to
     /// read): without its lock file, no sweep takes it.
     public func keep() {

@@ -9,6 +9,26 @@ import Synchronization
 /// `$XDG_RUNTIME_DIR`.
 let defaultControlSocket = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
 
+/// The values of an `@Argument(parsing: .allUnrecognized)`, the form that
+/// lets a negative number (`-33.8`, `-1`, `-5s`) be a value rather than an
+/// option: `--` (which negative values once needed) is dropped, and a word
+/// that looks like an option but does not start as a number is refused as
+/// a mistyped option.
+/// - Parameter negatives: what a negative value is here ("coordinates"),
+///   for the hint after a misplaced `--`.
+func operands(_ words: [String], negatives: String? = nil) throws -> [String] {
+    let terminated = words.contains("--")
+    let values = words.filter { $0 != "--" }
+    let numeric = { (word: String) in word.dropFirst().first.map { $0.isNumber || $0 == "." } ?? false }
+    if let option = values.first(where: { $0.hasPrefix("-") && !numeric($0) }) {
+        throw ValidationError(
+            terminated
+                ? "\(option) after -- is not an option: options go before it" + (negatives.map { ", and negative \($0) need no --" } ?? "")
+                : "unknown option '\(option)'")
+    }
+    return values
+}
+
 /// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
 struct CommandError: Error, CustomStringConvertible {
     var description: String

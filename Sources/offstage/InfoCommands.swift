@@ -50,7 +50,8 @@ struct EventsCommand: ParsableCommand {
         if let app { request["appFilter"] = .string(app) }
         let socket = try client.connect()
         try socket.send(.object(request))
-        let events = try client.result(of: client.receiveReply(on: socket)).arrayValue ?? []
+        let reply = try client.receiveReply(on: socket)
+        let events = try client.result(of: reply).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
         let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
@@ -58,18 +59,9 @@ struct EventsCommand: ParsableCommand {
         for event in events { show(event, &naming) }
         guard follow else { return }
         // The daemon follows a bundle id nobody knows yet (an app installed
-        // later); a typo would look like "no events yet", so say so.
-        if let app, events.isEmpty {
-            // Asked without following, the daemon refuses a name that is
-            // neither installed nor in its log (by its rule: an id, or the
-            // last part of one); the backlog was empty, so the answer is short.
-            var check = request
-            check["follow"] = false
-            let probe = try client.connect()
-            try probe.send(.object(check))
-            if try client.receiveReply(on: probe)["ok"]?.boolValue != true {
-                printError("offstage: warning: no app \(app) is installed or in the event log yet; waiting for its events")
-            }
+        // later), and says so: a typo would look like "no events yet".
+        if let app, reply["waiting"]?.boolValue == true {
+            printError("offstage: warning: no app \(app) is installed or in the event log yet; waiting for its events")
         }
         var stoppedCleanly = false
         do {
@@ -117,15 +109,10 @@ struct ClockCommand: ParsableCommand {
     var duration: String? { words.first { $0 != "--" } }
 
     func validate() throws {
-        let terminated = words.contains("--")
-        let words = words.filter { $0 != "--" }
         if action == .advance, let duration, duration.hasPrefix("-"), duration.dropFirst().first?.isNumber == true {
             throw ValidationError("the clock only goes forward: \(duration) is not a duration")
         }
-        // A word that looks like an option and is no negative number is a mistyped option.
-        if let option = words.first(where: { $0.hasPrefix("-") && $0.dropFirst().first?.isNumber != true }) {
-            throw ValidationError(terminated ? "\(option) after -- is not an option: options go before it" : "unknown option '\(option)'")
-        }
+        let words = try operands(words)
         if action == .advance {
             guard let duration else { throw ValidationError("clock advance needs a duration, e.g. 5m") }
             if words.count > 1 { throw ValidationError("clock advance takes one duration (got \(words.joined(separator: " ")))") }

@@ -90,9 +90,10 @@ struct DeviceCommand: SimpleCommand {
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
     @OptionGroup var client: ClientOptions
 
-    var value: String? { values.first }
+    var value: String? { values.first { $0 != "--" } }
 
     func validate() throws {
+        let values = try operands(values)
         if values.count > 1 { throw ValidationError("device \(what.rawValue) takes one value (got \(values.joined(separator: " ")))") }
         if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
         if what == .timeJump, let value { throw ValidationError("device time-jump takes no value (got \(value))") }

@@ -205,6 +205,10 @@ struct CLITests {
             #expect(result.status == 64)
             #expect(result.stderr == "offstage: error: device battery takes a level from 0 to 1, not \(shown) (see offstage device --help)\n", "\(level)")
         }
+        // A mistyped option is named as one (it reached the locale's rule as a value).
+        result = try offstage(["device", "locale", "--jsn"] + nowhere())
+        #expect(result.status == 64)
+        #expect(result.stderr == "offstage: error: unknown option '--jsn' (see offstage device --help)\n")
         result = try offstage(["device", "battery", "0.5", "0.7"] + nowhere())
         #expect(result.stderr == "offstage: error: device battery takes one value (got 0.5 0.7) (see offstage device --help)\n")
         // ArgumentParser reads -5s as options; it used to say a duration was
@@ -306,39 +310,52 @@ struct CLITests {
 
     /// An app only in the event log (installed, then uninstalled) is known:
     /// following it with no events yet drew the warning meant for typos,
-    /// which checked the installed apps only. Now the daemon's own rule is
-    /// asked. The test plays the daemon, so each answer comes in its turn:
-    /// no backlog, no app installed, and a yes from the rule.
+    /// which checked the installed apps only. The daemon now says in its
+    /// reply when it waits for an app nobody knows. Here the test plays the
+    /// daemon, so each answer comes in its turn: no backlog, no app
+    /// installed, and no `waiting`.
     @Test func followingAnAppTheDaemonKnowsDoesNotWarn() throws {
         let path = try temporaryDirectory() + "/control.sock"
         let listener = try listeningSocket(at: path)
         defer { close(listener) }
         let follower = try RunningOffstage(["events", "--follow", "--app", "com.example.Gone", "--socket", path])
         var stream: LineSocket?
-        var asked = false
-        while !asked {
+        for expected in ["events", "apps"] {
             try #require(awaitReadable(listener, within: .seconds(30)), "the follower did not connect")
             let connection = LineSocket(fd: accept(listener, nil, nil))
             let request = try #require(try connection.receive())
-            switch (request["command"]?.stringValue, request["follow"]?.boolValue) {
-            case ("events", true?):
-                #expect(request["appFilter"] == "com.example.Gone")
+            try #require(request["command"]?.stringValue == expected, "\(request)")
+            if expected == "events" {
+                #expect(request["appFilter"] == "com.example.Gone" && request["follow"] == true)
                 stream = connection
-                try connection.send(["ok": true, "result": .array([])])
-            case ("events", _):
-                // The daemon's rule, asked without following: the app is in its log.
-                #expect(request["appFilter"] == "com.example.Gone")
-                try connection.send(["ok": true, "result": .array([])])
-                asked = true
-            default:
-                try connection.send(["ok": true, "result": .array([])])  // `apps`: none installed
             }
+            try connection.send(["ok": true, "result": .array([])])
         }
         #expect(stream != nil)
         stream = nil  // the daemon goes away
         let (status, stderr) = follower.finish()
         #expect(status == 1)
         #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
+    }
+
+    /// The daemon's side: a follow of an app only in its log (by id or by
+    /// the last part of it) is not `waiting`; one of an id nobody has is.
+    @Test func aFollowOfAnUnknownBundleIDIsMarkedWaiting() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let app = "com.offstage.tests.CrashAtLaunchApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/CrashAtLaunchApp"))])
+        try await test.ok(["command": "uninstall", "app": .string(app)])
+        let after = try await test.daemon.engine.submit { $0.log.lastSeq }.get()
+        for (filter, waiting) in [(app, false), ("CrashAtLaunchApp", false), ("com.example.Later", true)] {
+            let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
+            try follower.setReceiveTimeout(.seconds(10))
+            try follower.send(["command": "events", "follow": true, "after": .number(Double(after)), "appFilter": .string(filter)])
+            let reply = try #require(try follower.receive())
+            #expect(reply["ok"] == true && reply["result"] == .array([]), "\(filter): \(reply)")
+            #expect((reply["waiting"]?.boolValue ?? false) == waiting, "\(filter): \(reply)")
+        }
+        await test.stop()
     }
 
     /// `events --follow --after N` printed the events that came later even

@@ -88,7 +88,11 @@ public final class PrivatePulseAudio: Sendable {
         if let directory {
             owned = nil
             self.directory = directory
+            madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
+                !FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
+            }
         } else {
+            madeHere = []
             do {
                 owned = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
             } catch {
@@ -96,12 +100,8 @@ public final class PrivatePulseAudio: Sendable {
             }
             self.directory = owned!.url
         }
-        let root = self.directory
-        madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
-            !FileManager.default.fileExists(atPath: root.appendingPathComponent($0).path)
-        }
         do {
-            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+            if owned == nil { try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true) }
             try Self.configuration(socket: socketPath, headphones: headphones)
                 .write(to: self.directory.appendingPathComponent("offstage.pa"), atomically: true, encoding: .utf8)
         } catch {
@@ -201,8 +201,8 @@ public final class PrivatePulseAudio: Sendable {
     /// it is a temporary one, else the files it made there (not its log).
     public func stopAndRemoveFiles() {
         stop()
-        if owned != nil {
-            try? FileManager.default.removeItem(at: directory)
+        if let owned {
+            owned.remove()
         } else {
             for made in madeHere {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))

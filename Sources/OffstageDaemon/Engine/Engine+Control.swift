@@ -331,12 +331,18 @@ extension Engine {
     ///   may be installed later.
     /// - Throws: ``DaemonError`` `unknownApp` when it names none, or several.
     func appFilter(_ name: String?, following: Bool = false) throws -> String? {
-        guard let name, bundles[name] == nil else { return name }
+        try resolveAppFilter(name, following: following).app
+    }
+
+    /// ``appFilter(_:following:)``, and whether the app is known (installed
+    /// or in the log): false for a bundle id followed as it is.
+    func resolveAppFilter(_ name: String?, following: Bool) throws -> (app: String?, known: Bool) {
+        guard let name, bundles[name] == nil else { return (name, true) }
         var known = Set(bundles.keys)
         for event in log.events { if let app = event.app { known.insert(app) } }
-        if known.contains(name) { return name }
+        if known.contains(name) { return (name, true) }
         let matches = known.filter { AppNaming.lastPart(of: $0) == name }.sorted()
-        if matches.isEmpty, following, name.contains(".") { return name }
+        if matches.isEmpty, following, name.contains(".") { return (name, false) }
         guard matches.count == 1 else {
             throw DaemonError(
                 .unknownApp,
@@ -344,7 +350,7 @@ extension Engine {
                     ? "no app \(name) is installed or in the event log"
                     : "\(name) could be \(matches.joined(separator: " or ")); give the bundle id")
         }
-        return matches[0]
+        return (matches[0], true)
     }
 }
 

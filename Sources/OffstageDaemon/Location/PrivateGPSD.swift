@@ -68,7 +68,7 @@ public final class PrivateGPSD: Sendable {
             } catch where port == nil && attempt < 3 {
                 attempt += 1
             } catch {
-                try? FileManager.default.removeItem(at: directory)
+                owned.remove()
                 throw error
             }
         }
@@ -122,11 +122,16 @@ public final class PrivateGPSD: Sendable {
         // The port may answer for another gpsd that took it first (two
         // commands started at once), ours failing to bind it and exiting:
         // ours is the one that reads our device.
-        if let device = devices.first,
-            !GPSDControl.waitForDevice(device, port: port, timeout: max(.milliseconds(100), deadline - ContinuousClock.now))
-        {
+        if let device = devices.first {
+            // In short looks, so that ours exiting (it lost the port) ends the wait.
+            var lostPort = false
+            var listed = false
+            while !listed, !lostPort, ContinuousClock.now < deadline {
+                listed = GPSDControl.waitForDevice(device, port: port, timeout: min(.milliseconds(250), deadline - ContinuousClock.now))
+                lostPort = !listed && (!p.isRunning || ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("can't bind to IPv4 port"))
+            }
+            if listed { return p }
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            let lostPort = !p.isRunning || text.contains("can't bind to IPv4 port")
             p.stop()
             throw LocationSystemError(
                 "start gpsd on port \(port)",
@@ -149,7 +154,7 @@ public final class PrivateGPSD: Sendable {
     /// Stops gpsd and removes its directory (its socket and log).
     public func stopAndRemove() {
         stop()
-        try? FileManager.default.removeItem(at: directory)
+        owned.remove()
     }
 
     /// Kills gpsd abruptly (SIGKILL), as a crash would, and waits for it.

@@ -38,9 +38,8 @@ public struct ScenarioRunner {
     public static let volatileKeys: Set<String> = ["pid", "executable", "path", "container", "log", "claimedPid", "tokenPid"]
 
     public func run() async throws -> Outcome {
+        // Locked until the run ends: each way out removes or keeps it.
         let owned = try Self.makeTemporaryDirectory()
-        // Locked until the run ends (not only until the last use of `owned`).
-        defer { withExtendedLifetime(owned) {} }
         let directory = owned.path
         onDirectory?(directory)
         let configuration = DaemonConfiguration(
@@ -53,7 +52,7 @@ public struct ScenarioRunner {
         do {
             daemon = try await RunningDaemon.start(configuration)
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
+            owned.remove()
             throw error
         }
         onStart?(daemon)
@@ -107,12 +106,12 @@ public struct ScenarioRunner {
         } catch {
             await daemon.stop()
             // Only a run that ends with failures reports (and keeps) its data.
-            try? FileManager.default.removeItem(atPath: directory)
+            owned.remove()
             throw error
         }
         await daemon.stop()
         if failures.isEmpty {
-            try? FileManager.default.removeItem(atPath: directory)
+            owned.remove()
             return Outcome(timeline: timeline, failures: failures, dataDirectory: nil)
         }
         owned.keep()

@@ -27,15 +27,23 @@ final class ControlHandler: ChannelInboundHandler {
         let id = request["id"]
         if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
             let app: String?
+            let known: Bool
             do {
-                app = try engine.appFilter(request["appFilter"]?.stringValue, following: true)
+                (app, known) = try engine.resolveAppFilter(request["appFilter"]?.stringValue, following: true)
             } catch {
                 send(withID(ControlReply.failure("\(error)").json, id), on: channel)
                 return
             }
             let after = request["after"]?.intValue ?? 0
             let backlog = engine.log.events(after: after, app: app)
-            send(withID(ControlReply.ok(.array(backlog.map(\.json))).json, id), on: channel)
+            var reply = ControlReply.ok(.array(backlog.map(\.json))).json
+            // A bundle id no app has yet is followed as it is (installed
+            // later, or a typo): the reply says so, for the CLI to warn.
+            if !known, case .object(var members) = reply {
+                members["waiting"] = true
+                reply = .object(members)
+            }
+            send(withID(reply, id), on: channel)
             subscription = engine.log.subscribe { event in
                 guard event.seq > after, app == nil || event.app == app else { return }
                 channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(["event": event.json])), promise: nil)

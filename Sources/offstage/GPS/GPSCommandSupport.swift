@@ -119,12 +119,19 @@ final class GPSDFeedTarget {
             }
             controlSocket = control
             privateGPSD = nil
+            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
+                close()
+                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
+            }
         } else {
             // The default port when it is free, so `offstage gps watch` finds
-            // it; another when a command started at the same time took it first.
-            let port = GPSDControl.isListening(port: 2947) ? nil : 2947
+            // it; another when it is taken. The look first only spares a
+            // doomed gpsd when a system one holds 2947: `preferring` is what
+            // copes with a port taken meanwhile. (A private gpsd is started
+            // once it reads our device.)
+            let preferred = GPSDControl.isListening(port: 2947) ? nil : 2947
             let (gpsd, token) = try TerminationSignals.holding {
-                let gpsd = try PrivateGPSD(devices: [pty.devicePath], preferring: port)
+                let gpsd = try PrivateGPSD(devices: [pty.devicePath], preferring: preferred)
                 return (gpsd, TerminationSignals.onTermination { _ in gpsd.stopAndRemove() })
             }
             privateGPSD = gpsd
@@ -132,10 +139,6 @@ final class GPSDFeedTarget {
             endpoint = gpsd.endpoint
             controlSocket = nil
             printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
-        }
-        guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
-            close()
-            throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
         }
     }
 

@@ -29,15 +29,7 @@ struct GPSFixCommand: AsyncParsableCommand {
 
     /// The coordinate and time given; a usage error for anything else.
     func fix() throws -> LocationFix {
-        // `--` (which the help used to ask for before a negative coordinate) is not one.
-        let terminated = coordinates.contains("--")
-        let coordinates = coordinates.filter { $0 != "--" }
-        // A word that is no number and looks like an option is a mistyped option.
-        if let option = coordinates.first(where: { Double($0) == nil && $0.hasPrefix("-") }) {
-            throw ValidationError(terminated
-                ? "\(option) after -- is not an option: options go before it, and negative coordinates need no --"
-                : "unknown option '\(option)'")
-        }
+        let coordinates = try operands(coordinates, negatives: "coordinates")
         guard coordinates.count == 2 else {
             throw ValidationError("gps fix takes a latitude and a longitude, got \(coordinates.isEmpty ? "none" : coordinates.joined(separator: " "))")
         }

@@ -73,6 +73,9 @@ import Testing
             let server = try PrivatePulseAudio(exitWhenIdle: .seconds(30))
             directory = server.directory
             #expect(FileManager.default.fileExists(atPath: server.directory.path))
+            // Private: the server lets in any client that reaches its socket.
+            var info = stat()
+            #expect(stat(server.directory.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
         }
         #expect(directory.map { FileManager.default.fileExists(atPath: $0.path) } == false)
     }

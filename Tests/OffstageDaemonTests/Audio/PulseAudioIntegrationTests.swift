@@ -25,6 +25,20 @@ import Testing
         #expect(try rig.backend.position(id) == rig.backend.duration(id))
     }
 
+    /// The real backend refuses a sample rate the engine does not play,
+    /// as the virtual one does (8 Hz never ended on PulseAudio).
+    @Test func aSampleRateTheEngineDoesNotPlayIsRefused() throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try silentWAV(rate: 8, in: dir)
+        let error = #expect(throws: AudioError.self) {
+            try rig.backend.makePlayer(AudioPlayerRequest(path: path, appName: "Radio"))
+        }
+        #expect(error?.code == .notAudio)
+        #expect(error?.message == "\(path): its sample rate, 8 Hz, is not one the engine plays (1000 to 384000 Hz)")
+    }
+
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
         let rig = try PulseRig()
         let id = try await rig.playing("clip.ogg")

@@ -27,6 +27,13 @@ import Testing
         // Guessing a pipe's format read its first lines, which were then lost.
         let unnamed = dir.appendingPathComponent("fixes").path
         #expect(mkfifo(unnamed, 0o600) == 0)
+        // A socket is refused as a pipe is.
+        let socketPath = dir.appendingPathComponent("fixes.sock").path
+        let listener = try listeningSocket(at: socketPath)
+        defer { close(listener) }
+        let fromSocket = try offstage("gps", "feed", socketPath)
+        #expect(fromSocket.status == 1)
+        #expect(fromSocket.stderr == "offstage: error: \(socketPath): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
         // A feed from a pipe without an extension asked for --format first, then refused the pipe.
         let unnamedFeed = try offstage("gps", "feed", unnamed)
         #expect(unnamedFeed.status == 1)

@@ -89,10 +89,7 @@ struct GPSDRig {
 
     init() throws {
         pty = try LocationPTY()
-        gpsd = try PrivateGPSD(devices: [pty.devicePath])
-        guard GPSDControl.waitForDevice(pty.devicePath, port: gpsd.port) else {
-            throw LocationSystemError("gpsd did not activate \(pty.devicePath)")
-        }
+        gpsd = try PrivateGPSD(devices: [pty.devicePath])  // started once it reads the pty
     }
 
     /// A source for this rig's device, with quick reconnection.
