@@ -21,10 +21,18 @@ public struct LogEntry: Equatable, Sendable {
     }
 }
 
-/// How an app process ended.
-public enum ExitStatus: Equatable, Sendable {
+/// How a process (an app, a helper server) ended.
+public enum ExitStatus: Equatable, Sendable, CustomStringConvertible {
     case exited(Int32)
     case signaled(Int32)
+
+    /// "exit status 1", "killed by signal 9".
+    public var description: String {
+        switch self {
+        case .exited(let code): return "exit status \(code)"
+        case .signaled(let signal): return "killed by signal \(signal)"
+        }
+    }
 
     public var json: JSONValue {
         switch self {

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import CLinuxProcess
+import OffstageCore
 import OffstageProtocol
 import Synchronization
 
@@ -52,16 +53,15 @@ final class ChildProcess: Sendable {
 
     /// Blocks until the child has exited, without reaping it (``isRunning``
     /// and ``stop(signal:grace:)`` still can).
-    /// - Returns: how it ended ("exit status 1", "killed by signal 9"), or
-    ///   nil if it was reaped already.
+    /// - Returns: how it ended, or nil if it was reaped already.
     @discardableResult
-    func waitUntilExited() -> String? {
+    func waitUntilExited() -> ExitStatus? {
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 {
             if errno != EINTR { return nil }
         }
         let status = info._sifields._sigchld.si_status
-        return info.si_code == CLD_EXITED ? "exit status \(status)" : "killed by signal \(status)"
+        return info.si_code == CLD_EXITED ? .exited(status) : .signaled(status)
     }
 
     /// Sends a signal and waits for the child to exit; escalates to

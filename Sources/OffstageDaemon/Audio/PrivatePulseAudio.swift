@@ -191,9 +191,9 @@ public final class PrivatePulseAudio: Sendable {
     }
 
     /// Blocks until the server process exits (stopped, killed or crashed).
-    /// - Returns: how it ended ("exit status 1", "killed by signal 9").
+    /// - Returns: how it ended (nil: it was already reaped).
     @discardableResult
-    public func waitUntilExited() -> String? {
+    public func waitUntilExited() -> ExitStatus? {
         process.withLock { $0 }?.waitUntilExited()
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OffstageCore
 import OffstageDaemon
 
 /// `offstage audio server`: a private headless PulseAudio in the foreground.
@@ -34,7 +35,7 @@ struct AudioServerCommand: AsyncParsableCommand {
             print("PULSE_SERVER=\(server.serverAddress)")
             printError("PulseAudio is running (log: \(server.logPath)); ^C stops it.")
             fflush(nil)
-            let ending = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            let ending = await withCheckedContinuation { (continuation: CheckedContinuation<ExitStatus?, Never>) in
                 Thread { continuation.resume(returning: server.waitUntilExited()) }.start()
             }
             // Stopped by a signal: the cleanup ends the process.
@@ -42,10 +43,11 @@ struct AudioServerCommand: AsyncParsableCommand {
             // Its last error, before a temporary directory goes with the log;
             // a server killed by a signal logged nothing about it, and an
             // earlier error (a client's failed command) would mislead.
-            let lastError = ending?.hasPrefix("exit status") == true ? server.lastLoggedError : nil
+            var lastError: String?
+            if case .exited = ending { lastError = server.lastLoggedError }
             server.stopAndRemoveFiles()
             throw CommandError(
-                "PulseAudio exited on its own (\(ending ?? "gone")" + (lastError.map { "; its last error: \($0)" } ?? "") + ")")
+                "PulseAudio exited on its own (\(ending.map(String.init(describing:)) ?? "gone")" + (lastError.map { "; its last error: \($0)" } ?? "") + ")")
         }
     }
 }
