@@ -28,6 +28,18 @@ struct CLITests {
         #expect(fromEnvironment.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
     }
 
+    /// The tests' own limit on a command: one that waits for good (here a
+    /// daemon that never replies, with `--timeout 0`) is killed, and its
+    /// stderr says so, instead of holding the test run.
+    @Test func aCommandPastTheTestsLimitIsKilledAndSaysSo() throws {
+        let path = try temporaryDirectory() + "/silent.sock"
+        let listener = try listeningSocket(at: path)
+        defer { close(listener) }
+        let result = try runOffstage(["status", "--socket", path, "--timeout", "0"], within: .milliseconds(500))
+        #expect(result.status == SIGKILL)
+        #expect(result.stderr.hasSuffix("[test: killed after 0.5 seconds]\n"), "\(result.stderr)")
+    }
+
     @Test func aDaemonThatNeverRepliesIsOneLineAfterTheTimeout() throws {
         // A socket that listens and never accepts: the kernel completes the
         // connection and buffers the request, and no reply ever comes.

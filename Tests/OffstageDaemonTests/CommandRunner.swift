@@ -10,9 +10,17 @@ struct CommandRun {
     var stderr: String
 }
 
-/// Runs the built `offstage` binary as a user would, to its end.
+/// How long a test lets a command run before it kills it: long enough for
+/// every command the tests run on a loaded machine, short enough that a hung
+/// one fails its test instead of holding the run until CI's limit.
+let commandLimit: Duration = .seconds(180)
+
+/// Runs the built `offstage` binary as a user would, to its end (or until
+/// `limit`, when it is killed and its status says SIGKILL).
 /// - Parameter environment: added to (or replacing in) this process's environment.
-func runOffstage(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandRun {
+func runOffstage(_ arguments: [String], environment: [String: String] = [:], within limit: Duration = commandLimit) throws
+    -> CommandRun
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
     process.arguments = arguments
@@ -22,12 +30,42 @@ func runOffstage(_ arguments: [String], environment: [String: String] = [:]) thr
     process.standardOutput = out
     process.standardError = err
     try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: process, within: limit)
     process.waitUntilExit()
     return CommandRun(
-        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-        stderr: String(decoding: stderr, as: UTF8.self))
+        status: process.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self),
+        stderr: String(decoding: output[1], as: UTF8.self))
+}
+
+/// Reads `handles` to their ends together (a command filling one pipe never
+/// stalls while the other is read). Past `limit` it kills `process` with
+/// SIGKILL, notes that on the last handle's text, and gives the pipes 10 s
+/// more (a server the command started may still hold them).
+func drain(_ handles: [FileHandle], of process: Process, within limit: Duration) -> [[UInt8]] {
+    var output = Array(repeating: [UInt8](), count: handles.count)
+    var open = Set(handles.indices)
+    var deadline = ContinuousClock.now + limit
+    var killed = false
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while !open.isEmpty {
+        var entries = open.sorted().map { pollfd(fd: handles[$0].fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        let left = max(.zero, deadline - ContinuousClock.now)
+        let ready = poll(&entries, nfds_t(entries.count), Int32((left / .milliseconds(1)).rounded(.up)))
+        if ready < 0, errno == EINTR { continue }
+        if ready <= 0 {
+            if killed { break }
+            killed = true
+            kill(process.processIdentifier, SIGKILL)
+            output[handles.count - 1] += Array("\n[test: killed after \(limit)]\n".utf8)
+            deadline = ContinuousClock.now + .seconds(10)
+            continue
+        }
+        for (index, entry) in zip(open.sorted(), entries) where entry.revents != 0 {
+            let count = read(entry.fd, &buffer, buffer.count)
+            if count > 0 { output[index] += buffer[..<count] } else if count == 0 || errno != EINTR { open.remove(index) }
+        }
+    }
+    return output
 }
 
 /// The built `offstage` binary running in the background, its output read
@@ -108,9 +146,10 @@ final class RunningOffstage {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [], sourceLocation: sourceLocation)
     }
 
-    /// Waits for the end; its status and the rest of its stderr.
-    func finish() -> (status: Int32, stderr: String) {
-        let rest = err.fileHandleForReading.readDataToEndOfFile()
+    /// Waits for the end (killing the command past `limit`: its status
+    /// then says SIGKILL); its status and the rest of its stderr.
+    func finish(within limit: Duration = commandLimit) -> (status: Int32, stderr: String) {
+        let rest = drain([out.fileHandleForReading, err.fileHandleForReading], of: process, within: limit)[1]
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: (buffered[err.fileHandleForReading] ?? []) + rest, as: UTF8.self))
     }

@@ -1,5 +1,7 @@
+import CLinuxProcess
 import Foundation
 import Testing
+@testable import OffstageDaemon
 
 /// The `offstage gps` commands, run as the built binary.
 @Suite(.timeLimit(.minutes(2))) struct GPSCommandLineTests {
@@ -251,5 +253,35 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.hasPrefix("offstage-gpsd-") })
         // gpsd was stopped and reaped before the feed died.
         try feed.expectDiesOf(signal, stopping: gpsd, emptying: scratch)
+    }
+
+    /// SIGKILL gives the feed no chance to stop its gpsd: gpsd's guard
+    /// does, so nothing is left holding the port. gpsd's directory stays,
+    /// and the next private gpsd's start removes it.
+    @Test func aFeedKilledWithSIGKILLLeavesNoGPSDAndItsDirectoryIsSweptNextTime() throws {
+        let scratch = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
+        func startFeed() throws -> (feed: RunningOffstage, gpsd: Int32) {
+            let feed = try RunningOffstage(["gps", "feed", fixture, "--quiet"], environment: ["TMPDIR": scratch.path])
+            #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
+            return (feed, try #require(feed.child(named: "gpsd")))
+        }
+        let (feed, gpsd) = try startFeed()
+        let exit = offstage_pidfd_open(gpsd)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        kill(feed.process.processIdentifier, SIGKILL)
+        _ = feed.finish()
+        #expect(feed.process.terminationReason == .uncaughtSignal)
+        // Awaited on a pidfd (readable when gpsd has exited), up to 10 s.
+        #expect(awaitReadable(exit, within: .seconds(10)), "gpsd \(gpsd) outlived the killed feed")
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(left.count == 1 && left[0].hasPrefix("offstage-gpsd-"), "\(left)")
+        let (next, nextGPSD) = try startFeed()
+        defer { if next.process.isRunning { kill(next.process.processIdentifier, SIGKILL) } }
+        let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(now.count == 1 && !left.contains(now[0]), "the killed feed's \(left) was kept: \(now)")
+        try next.expectDiesOf(SIGTERM, stopping: nextGPSD, emptying: scratch)
     }
 }
