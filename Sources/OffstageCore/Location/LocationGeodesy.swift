@@ -19,8 +19,11 @@ import Darwin
 ///   (see `LocationGeodesyTests`).
 ///
 /// ``distance(_:_:)`` picks the local formula below
-/// ``localDistanceLimit`` and Vincenty above, so it is good to a few
-/// centimetres at any range (Vincenty's own error is sub-millimetre).
+/// ``localDistanceLimit`` between points no nearer a pole than
+/// ``localLatitudeLimit``, and Vincenty otherwise, so it is good to a few
+/// centimetres at any range and latitude (Vincenty's own error is
+/// sub-millimetre). Near a pole the flat approximation fails: points
+/// 500 m apart on either side of it differ by 180° of longitude.
 public enum LocationGeodesy {
     /// WGS-84 semi-major axis, metres.
     public static let semiMajorAxis = 6_378_137.0
@@ -30,9 +33,12 @@ public enum LocationGeodesy {
     public static let eccentricitySquared = flattening * (2 - flattening)
     /// Above this many metres, ``distance(_:_:)`` uses Vincenty.
     public static let localDistanceLimit = 10_000.0
+    /// Beyond this latitude (north or south), ``distance(_:_:)`` uses Vincenty.
+    public static let localLatitudeLimit = 80.0
 
     /// Geodesic distance in metres between two coordinates.
     public static func distance(_ a: LocationCoordinate, _ b: LocationCoordinate) -> Double {
+        guard max(abs(a.latitude), abs(b.latitude)) <= localLatitudeLimit else { return vincentyDistance(a, b) }
         let local = localDistance(a, b)
         return local < localDistanceLimit ? local : vincentyDistance(a, b)
     }

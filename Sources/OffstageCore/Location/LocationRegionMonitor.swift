@@ -315,13 +315,16 @@ public struct LocationRegionMonitor: Sendable {
         let band = min(configuration.hysteresis, region.radius / 2)
         let inner = region.radius - band
         let outer = region.radius + configuration.hysteresis
+        let outerBox = LocationBoundingBox(center: region.center, distance: outer)
         return Geometry(
             metric: LocationLocalMetric(center: region.center),
             innerSquared: inner * inner, radiusSquared: region.radius * region.radius,
             outerSquared: outer * outer, innerRadius: inner, outerRadius: outer,
             enterBox: LocationBoundingBox(center: region.center, distance: inner),
-            outerBox: LocationBoundingBox(center: region.center, distance: outer),
-            usesGeodesicDistance: outer > 10_000)
+            outerBox: outerBox,
+            // The local metric is good only for short distances away from the poles.
+            usesGeodesicDistance: outer > LocationGeodesy.localDistanceLimit
+                || max(abs(outerBox.minLatitude), abs(outerBox.maxLatitude)) > LocationGeodesy.localLatitudeLimit)
     }
 
     private func initialState(of index: Int) -> LocationRegionState {

@@ -3,9 +3,13 @@ import OffstageCore
 
 /// Reads fixes from a gpsd JSON log, one object per line as `gpspipe -w`
 /// writes it. `TPV` reports with `mode` 2 or 3 become fixes; other classes
-/// (`VERSION`, `DEVICES`, `WATCH`, `SKY`, ...) and `TPV`s without a fix
-/// (`mode` 0 or 1) are ignored. A line that is not JSON (a truncated line,
-/// say), or a `TPV` with a fix but no `time`, `lat` or `lon`, is bad input.
+/// (`VERSION`, `DEVICES`, `WATCH`, `SKY`, ...), `TPV`s without a fix
+/// (`mode` 0 or 1) and those without a `time` (gpsd reports a position
+/// before it knows the date) are ignored. gpsd may report an epoch twice as
+/// it learns more of it (without altitude, then with it): the later report
+/// stands, with what it lacks taken from the earlier one. A line that is
+/// not JSON (a truncated line, say), or a `TPV` with a fix but no `lat` or
+/// `lon`, is bad input.
 public struct GPSDJSONFixReader: Sendable {
     /// The file's path.
     public let path: String
@@ -21,13 +25,25 @@ public struct GPSDJSONFixReader: Sendable {
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
         var checker = LocationFixChecker(file: path, options: options)
+        // The last fix read, held until a report of another time comes.
+        var held: (fix: LocationFix, line: Int)?
+        func deliverHeld() throws {
+            guard let (fix, line) = held else { return }
+            held = nil
+            if let accepted = try checker.accept(fix, line: line) { try body(accepted) }
+        }
+        /// Reports bad input after the fix held from the lines before it.
+        func issue(line: Int, _ message: String) throws {
+            try deliverHeld()
+            try checker.issue(line: line, message)
+        }
         while let line = lines.next() {
             let number = lines.lineNumber
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
                 // Foundation refuses a number too large for a double (1e999) with the whole line.
                 let tooLarge = line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil
-                try checker.issue(
+                try issue(
                     line: number, tooLarge ? "a number out of range (larger than a double)" : "not a JSON object (truncated line?)")
                 continue
             }
@@ -43,21 +59,21 @@ public struct GPSDJSONFixReader: Sendable {
             if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
                 object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull)
             }) {
-                try checker.issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
+                try issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
                 continue
             }
             guard let lat = (object["lat"] as? NSNumber)?.doubleValue,
                 let lon = (object["lon"] as? NSNumber)?.doubleValue
             else {
-                try checker.issue(line: number, "TPV with mode \(mode) but without lat/lon")
+                try issue(line: number, "TPV with mode \(mode) but without lat/lon")
                 continue
             }
             guard let timeText = object["time"] as? String else {
-                try checker.issue(line: number, "TPV without time")
+                checker.ignore()
                 continue
             }
             guard let time = LocationTimeFormat.parseISO8601(timeText) else {
-                try checker.issue(line: number, LocationTimeFormat.badTime(timeText, label: "time"))
+                try issue(line: number, LocationTimeFormat.badTime(timeText, label: "time"))
                 continue
             }
             func value(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }
@@ -66,8 +82,15 @@ public struct GPSDJSONFixReader: Sendable {
                 latitude: lat, longitude: lon, time: time,
                 altitude: value("altMSL") ?? value("alt"), speed: value("speed"), course: value("track"),
                 horizontalAccuracy: accuracy)
-            if let accepted = try checker.accept(fix, line: number) { try body(accepted) }
+            if let earlier = held?.fix, earlier.time == fix.time {
+                held = (fix.filling(from: earlier), number)
+                checker.ignore()
+                continue
+            }
+            try deliverHeld()
+            held = (fix, number)
         }
+        try deliverHeld()
         return checker.summary
     }
 
@@ -99,5 +122,18 @@ public enum GPSDJSONFixWriter {
         if let track = fix.course { s += ",\"track\":\(NMEAFixWriter.decimal(track, 4))" }
         if let eph = fix.horizontalAccuracy { s += ",\"eph\":\(NMEAFixWriter.decimal(eph, 3))" }
         return s + "}\n"
+    }
+}
+
+extension LocationFix {
+    /// This fix, with the values it lacks taken from `earlier` (a report of
+    /// the same epoch that knew them).
+    func filling(from earlier: LocationFix) -> LocationFix {
+        var fix = self
+        fix.altitude = altitude ?? earlier.altitude
+        fix.speed = speed ?? earlier.speed
+        fix.course = course ?? earlier.course
+        fix.horizontalAccuracy = horizontalAccuracy ?? earlier.horizontalAccuracy
+        return fix
     }
 }

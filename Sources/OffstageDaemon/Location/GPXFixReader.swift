@@ -10,7 +10,10 @@ import OffstageCore
 /// (`rte`/`rtept`) and waypoints (`wpt`) usually do not, so an untimed one
 /// is timed by ``LocationFixtureReadOptions/routeSpeed`` from the previous
 /// point (the first at ``LocationFixtureReadOptions/routeStartTime``), as
-/// `simctl location` does. An untimed track point, a point without `lat`
+/// `simctl location` does. In a file with a track, untimed route points and
+/// waypoints are left out (counted as ignored): they are places (a
+/// device's saved waypoints, a planned route), and no time given them
+/// could fall in line with the track's. An untimed track point, a point without `lat`
 /// or `lon`, or a bad `time` is bad input; a file that is not well-formed
 /// XML stops the read at that line (after the fixes before it), whatever
 /// the policy, because nothing after it can be trusted.
@@ -39,9 +42,13 @@ public struct GPXFixReader: Sendable {
         guard let stream = InputStream(fileAtPath: path), FileManager.default.isReadableFile(atPath: path) else {
             throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: no such readable file"))
         }
+        // Only a track's presence matters here; a file that is not
+        // well-formed is reported by the read itself.
+        let hasTrack = kinds.contains(.track) && kinds.count > 1 && Self.hasTrackPoint(path)
         return try withoutActuallyEscaping(body) { body in
             let parser = XMLParser(stream: stream)
             let delegate = Delegate(reader: self, body: body)
+            delegate.leavesUntimedPointsOut = hasTrack
             parser.delegate = delegate
             delegate.parser = parser
             let ok = parser.parse()
@@ -57,6 +64,27 @@ public struct GPXFixReader: Sendable {
                 throw LocationFixtureError(.badInput, LocationFixtureIssue(file: path, line: 0, message: "no <gpx> element"))
             }
             return delegate.checker.summary
+        }
+    }
+
+    /// Whether the file has a `<trkpt>` (read up to the first one).
+    static func hasTrackPoint(_ path: String) -> Bool {
+        guard let stream = InputStream(fileAtPath: path) else { return false }
+        let parser = XMLParser(stream: stream)
+        let finder = TrackPointFinder()
+        parser.delegate = finder
+        _ = parser.parse()
+        return finder.found
+    }
+
+    private final class TrackPointFinder: NSObject, XMLParserDelegate {
+        var found = false
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+                    qualifiedName: String?, attributes: [String: String] = [:]) {
+            guard Delegate.local(name) == PointKind.track.rawValue else { return }
+            found = true
+            parser.abortParsing()
         }
     }
 
@@ -79,6 +107,8 @@ public struct GPXFixReader: Sendable {
         var text = ""
         var depthInPoint = 0
         var previous: LocationFix?
+        /// The file has a track: untimed route points and waypoints are left out.
+        var leavesUntimedPointsOut = false
 
         init(reader: GPXFixReader, body: @escaping (LocationFix) throws -> Void) {
             self.reader = reader
@@ -158,6 +188,8 @@ public struct GPXFixReader: Sendable {
                 time = parsed
             } else if kind == .track {
                 return try checker.issue(line: pointLine, "<trkpt> without <time>")
+            } else if leavesUntimedPointsOut {
+                return checker.ignore()
             } else if let previous {
                 let d = LocationGeodesy.distance(
                     previous.coordinate, LocationCoordinate(latitude: latitude, longitude: longitude))

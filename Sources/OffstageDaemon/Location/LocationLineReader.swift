@@ -7,7 +7,8 @@ import Darwin
 #endif
 
 /// Reads a text file line by line through a small buffer (a big file is
-/// never loaded whole). Lines come without their `\n` / `\r\n`.
+/// never loaded whole). Lines come without their `\n` / `\r\n`, trailing
+/// spaces and tabs, or the first line's UTF-8 byte order mark.
 struct LocationLineReader: ~Copyable {
     private let file: UnsafeMutablePointer<FILE>
     private var buffer: UnsafeMutablePointer<CChar>? = nil
@@ -33,10 +34,14 @@ struct LocationLineReader: ~Copyable {
         let n = getline(&buffer, &capacity, file)
         guard n >= 0, let buffer else { return nil }
         lineNumber += 1
-        var length = n
-        while length > 0, buffer[length - 1] == 10 || buffer[length - 1] == 13 { length -= 1 }
-        return buffer.withMemoryRebound(to: UInt8.self, capacity: length) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        return buffer.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in
+            var start = 0
+            if lineNumber == 1, n >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
+            var end = n
+            while end > start, bytes[end - 1] == 10 || bytes[end - 1] == 13 || bytes[end - 1] == 32 || bytes[end - 1] == 9 {
+                end -= 1
+            }
+            return String(decoding: UnsafeBufferPointer(start: bytes + start, count: end - start), as: UTF8.self)
         }
     }
 }

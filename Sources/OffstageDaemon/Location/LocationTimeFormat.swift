@@ -92,8 +92,12 @@ public enum LocationTimeFormat {
     }
 
     /// Parses ISO 8601 / RFC 3339 date-times as GPX and gpsd write them:
-    /// `YYYY-MM-DDThh:mm:ss[.fff](Z|±hh:mm)`. Returns nil if malformed or
-    /// if the day does not exist (2024-02-30 is not 2024-03-01).
+    /// `YYYY-MM-DDThh:mm:ss[.fff][Z|±hh:mm|±hhmm]`. No zone is UTC (GPX's
+    /// times are UTC). Returns nil if malformed, if the day does not exist
+    /// (2024-02-30 is not 2024-03-01), or for an offset of 24 h or more.
+    /// A leap second (`23:59:60` UTC) falls between `23:59:59.5` and
+    /// midnight (``leapSecond(_:)``), not on midnight, whose own time it
+    /// would take.
     public static func parseISO8601(_ text: some StringProtocol) -> Double? {
         let b = Array(text.utf8)
         func num(_ from: Int, _ count: Int) -> Int? {
@@ -130,15 +134,25 @@ public enum LocationTimeFormat {
         if i < b.count, b[i] == 90 || b[i] == 122 {
             i += 1
         } else if i < b.count, b[i] == 43 || b[i] == 45 {
-            guard let oh = num(i + 1, 2), i + 3 < b.count, b[i + 3] == 58, let om = num(i + 4, 2) else { return nil }
+            let colon = i + 3 < b.count && b[i + 3] == 58
+            guard let oh = num(i + 1, 2), let om = num(i + (colon ? 4 : 3), 2), oh < 24, om < 60 else { return nil }
             offset = (oh * 60 + om) * 60 * (b[i] == 43 ? 1 : -1)
-            i += 6
-        } else {
-            return nil  // a time without a zone is ambiguous
+            i += colon ? 6 : 5
         }
         guard i == b.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
+        let minutes = days * 1440 + hour * 60 + minute - offset / 60
+        guard second == 60 else { return Double(minutes * 60 + second) + fraction }
+        // Only the last minute of a UTC day has a 61st second.
+        guard (minutes % 1440 + 1440) % 1440 == 1439 else { return nil }
+        return Double(minutes * 60) + leapSecond(fraction)
+    }
+
+    /// Where a leap second's time `60 + fraction` goes in its minute: in
+    /// `59.5 ..< 60`, after the minute's last ordinary second and before
+    /// the next minute, keeping order within the leap second.
+    static func leapSecond(_ fraction: Double) -> Double {
+        59.5 + fraction / 2
     }
 
     static func pad(_ value: Int, _ width: Int) -> String {

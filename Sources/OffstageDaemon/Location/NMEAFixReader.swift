@@ -76,8 +76,12 @@ public struct NMEAFixReader: Sendable {
             }
             var days = epoch.days
             if days == nil, let known = lastDays {
-                // GGA only: carry the last date, rolling over at midnight.
-                days = (lastTimeOfDay.map { epoch.timeOfDay < $0 } ?? false) ? known + 1 : known
+                // GGA only: carry the last date, rolling over at midnight: a
+                // time more than 12 h before the last one (23:59:59, then
+                // 00:00:01). A time a little earlier is a time going
+                // backwards, on the same day, for the checks to report.
+                let wrapped = lastTimeOfDay.map { epoch.timeOfDay < $0 - 43_200 } ?? false
+                days = wrapped ? known + 1 : known
             }
             guard let days else {
                 // A bad line read before the epoch ended may have been its
@@ -86,8 +90,6 @@ public struct NMEAFixReader: Sendable {
                 try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one)")
                 return try reportHeld()
             }
-            lastDays = days
-            lastTimeOfDay = epoch.timeOfDay
             if let problem = epoch.problem {
                 try reportHeld(before: problem.line)
                 try checker.issue(line: problem.line, problem.message)
@@ -100,6 +102,12 @@ public struct NMEAFixReader: Sendable {
                 horizontalAccuracy: epoch.accuracy)
             // The checks of the whole epoch name its first line, before any held one.
             let accepted = try checker.accept(fix, line: epoch.line)
+            if accepted != nil {
+                // The date a GGA-only epoch carries is that of the last fix
+                // kept: a stray epoch (refused) moves neither date nor time.
+                lastDays = days
+                lastTimeOfDay = epoch.timeOfDay
+            }
             // Under the strict policy a held issue ends the read here, before
             // the epoch (complete only after that bad line) is delivered.
             try reportHeld()

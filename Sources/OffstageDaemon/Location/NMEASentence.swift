@@ -52,12 +52,16 @@ struct NMEASentence {
     /// Field `i`, or an empty substring if the sentence is shorter.
     subscript(_ i: Int) -> Substring { i < fields.count ? fields[i] : "" }
 
-    /// `hhmmss[.sss]` as seconds of the day.
+    /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
+    /// the only time with a 61st second) goes before midnight
+    /// (``LocationTimeFormat/leapSecond(_:)``), not onto it.
     static func timeOfDay(_ field: Substring) -> Double? {
         guard field.count >= 6, let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
             let ss = Double(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
         else { return nil }
-        return Double(hh * 3600 + mm * 60) + ss
+        guard ss >= 60 else { return Double(hh * 3600 + mm * 60) + ss }
+        guard hh == 23, mm == 59 else { return nil }
+        return Double(hh * 3600 + mm * 60) + LocationTimeFormat.leapSecond(ss - 60)
     }
 
     /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day

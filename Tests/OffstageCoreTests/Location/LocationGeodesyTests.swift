@@ -11,6 +11,18 @@ import Testing
         #expect(abs(LocationGeodesy.distance(flinders, buninyong) - 54_972.271) < 0.001)
     }
 
+    /// Near a pole, points close together can be 180° of longitude apart:
+    /// the flat formula made 1,144 m of 670 m across the North Pole.
+    @Test func distancesAcrossAPoleAreGeodesic() {
+        let a = LocationCoordinate(latitude: 89.995, longitude: 0)
+        let b = LocationCoordinate(latitude: 89.999, longitude: 180)
+        let c = LocationCoordinate(latitude: -89.999, longitude: -90)
+        let d = LocationCoordinate(latitude: -89.999, longitude: 90)
+        #expect(abs(LocationGeodesy.distance(a, b) - LocationGeodesy.vincentyDistance(a, b)) < 0.01)
+        #expect(abs(LocationGeodesy.distance(a, b) - 670.2) < 0.1)
+        #expect(abs(LocationGeodesy.distance(c, d) - LocationGeodesy.vincentyDistance(c, d)) < 0.01)
+    }
+
     @Test func vincentyOfOneDegreeOfLatitudeAtEquator() {
         let d = LocationGeodesy.vincentyDistance(
             LocationCoordinate(latitude: 0, longitude: 0), LocationCoordinate(latitude: 1, longitude: 0))

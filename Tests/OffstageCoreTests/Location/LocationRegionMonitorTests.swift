@@ -49,6 +49,22 @@ import Testing
         #expect(monitor.trackedRegionCount == 0)
     }
 
+    /// A region by the North Pole, entered from across it: the flat metric
+    /// put the device 1,144 m from the centre when it was 670 m away, and
+    /// the enter never came.
+    @Test func aRegionByThePoleIsEnteredAcrossIt() {
+        let pole = LocationCircularRegion(
+            identifier: "pole", center: LocationCoordinate(latitude: 89.995, longitude: 0), radius: 1_000)
+        var monitor = LocationRegionMonitor()
+        _ = monitor.process(LocationFix(latitude: 89.96, longitude: 0, time: 0))
+        #expect(monitor.startMonitoring(pole, for: app) == .monitoring(region: pole, state: .outside))
+        var events: [LocationRegionEvent] = []
+        for t in stride(from: 10.0, through: 70, by: 10) {
+            events += monitor.process(LocationFix(latitude: 89.999, longitude: 180, time: t))
+        }
+        #expect(kinds(events) == [.didEnter, .didDetermineState(.inside)])
+    }
+
     @Test func jitterInsideTheHysteresisBandGivesNoEvents() {
         var monitor = outsideMonitor()
         var rng = SplitMix(seed: 7)

@@ -44,6 +44,47 @@ import Testing
         #expect(abs(slow[2].time - (1000 + 2 * 110.574)) < 0.002)
     }
 
+    /// A device's saved waypoints before its (timed) track are places, not
+    /// part of the path: they were timed at `--start` and pushed the whole
+    /// track aside as going backwards. Timed waypoints stay.
+    @Test func untimedWaypointsAndRoutesInAFileWithATrackAreLeftOut() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1" creator="Garmin">
+              <wpt lat="48.8566" lon="2.3522"><name>Start</name></wpt>
+              <wpt lat="48.8567" lon="2.3523"><time>2024-06-01T07:59:00Z</time></wpt>
+              <rte><rtept lat="48.86" lon="2.36"/></rte>
+              <trk><trkseg>
+                <trkpt lat="48.85" lon="2.35"><time>2024-06-01T08:00:00Z</time></trkpt>
+                <trkpt lat="48.8501" lon="2.3501"><time>2024-06-01T08:00:01Z</time></trkpt>
+              </trkseg></trk>
+            </gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "garmin.gpx", in: dir))
+        let eight = 1_717_228_800.0
+        #expect(fixes.map(\.time) == [eight - 60, eight, eight + 1])
+        #expect(summary.skipped == 0 && summary.ignored == 2)
+    }
+
+    /// GPX times are UTC: one without a zone is read as UTC (it was bad
+    /// input); `+hhmm` is an offset as `+hh:mm` is; an offset of a day or
+    /// more is refused (`+99:99` moved the time by four days); a leap second
+    /// falls before midnight.
+    @Test func timesWithoutAZoneAreUTCAndOffsetsAreChecked() {
+        let eight = 1_717_228_800.0
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00") == eight)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T10:00:00+0200") == eight)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T10:00:00+02:00") == eight)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T06:30:00.5-01:30") == eight + 0.5)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00+99:99") == nil)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00+24:00") == nil)
+        #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00+02") == nil)
+        let midnight = Double(LocationTimeFormat.daysFromCivil(year: 2017, month: 1, day: 1) * 86_400)
+        #expect(LocationTimeFormat.parseISO8601("2016-12-31T23:59:60Z") == midnight - 0.5)
+        #expect(LocationTimeFormat.parseISO8601("2017-01-01T00:59:60.5+01:00") == midnight - 0.25)
+        #expect(LocationTimeFormat.parseISO8601("2016-12-31T12:59:60Z") == nil)
+    }
+
     @Test func pointsWithoutCoordinatesOrTimeAreSkippedWithTheirLine() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
@@ -148,14 +189,45 @@ import Testing
         #expect(fixes.count == 3)
         #expect(fixes.last?.altitude == nil)
         #expect(fixes[0] == LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90, horizontalAccuracy: 4.2))
-        #expect(summary.ignored == 3)
-        #expect(summary.issues.map(\.line) == [5, 6, 7, 9, 10, 12, 13])
+        // A TPV without time (line 6) is one gpsd writes before it knows the date.
+        #expect(summary.ignored == 4)
+        #expect(summary.issues.map(\.line) == [5, 7, 9, 10, 12, 13])
         #expect(summary.issues.map(\.message) == [
-            "not a JSON object (truncated line?)", "TPV without time", "TPV with mode 2 but without lat/lon",
+            "not a JSON object (truncated line?)", "TPV with mode 2 but without lat/lon",
             "lat is not a number (\"48.8505\")", "a number out of range (larger than a double)",
             "bad time \"2023-02-29T08:00:08.000Z\": 2023-02-29 does not exist (February 2023 has 28 days)",
             "bad time \"soon\"",
         ])
+    }
+}
+
+extension GPSDJSONFixReaderTests {
+    /// gpsd reports an epoch again as it learns more (RMC first: no
+    /// altitude, then GGA's): the later report stands, filled in from the
+    /// earlier one, instead of being refused as time standing still.
+    @Test func aSecondReportOfAnEpochCompletesTheFirst() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35,"speed":1.5,"track":90.0}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35,"altMSL":35.0}
+            not json
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:01.000Z","lat":48.8501,"lon":2.3501,"altMSL":36.0}
+            """
+        var delivered: [(LocationFix, Int)] = []
+        var options = LocationFixtureReadOptions()
+        options.policy = .strict
+        // Under the strict policy, the held fix comes out before the bad line stops the read.
+        #expect(throws: LocationFixtureError.self) {
+            _ = try LocationFixtureReader(path: try write(text, to: "twice.json", in: dir), options: options).read {
+                delivered.append(($0, delivered.count))
+            }
+        }
+        #expect(delivered.map(\.0) == [
+            LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90)
+        ])
+        let (fixes, summary) = try readAll(try write(text, to: "twice2.json", in: dir))
+        #expect(fixes.map(\.time) == [1_714_550_400, 1_714_550_401])
+        #expect(summary.ignored == 1 && summary.issues.map(\.line) == [3])
     }
 }
 

@@ -33,13 +33,14 @@ import Testing
         #expect(LocationFeedSpeed(parsing: "fast") == nil)
     }
 
-    @Test func iso8601RoundTripsAndRejectsAmbiguousTimes() {
+    @Test func iso8601RoundTripsAndReadsAZonelessTimeAsUTC() {
         for t in [0.0, 951_782_400.5, 1_714_980_600.125, 4_102_444_799.999] {
             #expect(LocationTimeFormat.parseISO8601(LocationTimeFormat.iso8601(t)) == t)
         }
         #expect(LocationTimeFormat.iso8601(951_782_400) == "2000-02-29T00:00:00.000Z")
         #expect(LocationTimeFormat.parseISO8601("2024-05-06T09:30:00+02:00") == 1_714_980_600)
-        #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00") == nil)
+        // GPX's times are UTC, with or without the Z.
+        #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00") == 1_714_980_600)
         #expect(LocationTimeFormat.parseISO8601("2024-13-06T07:30:00Z") == nil)
         #expect(LocationTimeFormat.parseISO8601("2024-05-06T07:30:00.Z") == nil)
     }

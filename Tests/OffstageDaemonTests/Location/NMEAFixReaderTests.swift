@@ -204,6 +204,62 @@ import Testing
         #expect(fixes.map(\.time) == [1_714_521_600 + 86_399, 1_714_608_000])
     }
 
+    /// A GGA a second earlier is time going backwards on the same day. It
+    /// was taken for a midnight rollover: that fix came a day late, and
+    /// every later fix was refused as going backwards from it.
+    @Test func aStrayEarlierGGAIsTimeGoingBackwardsNotTheNextDay() throws {
+        let dir = try makeTemporaryDirectory()
+        func gga(_ time: String) -> String { nmea("GPGGA,\(time),4851.0000,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,") }
+        let text = ["073000.000", "073001.000", "073002.000", "073001.000", "073003.000", "073004.000"].map(gga)
+            .joined(separator: "\n")
+        var options = LocationFixtureReadOptions()
+        options.assumedNMEADate = 1_714_521_600  // 2024-05-01
+        let (fixes, summary) = try readAll(try write(text, to: "stray.nmea", in: dir), options: options)
+        let day = 1_714_521_600.0 + 7.5 * 3600
+        #expect(fixes.map(\.time) == [day, day + 1, day + 2, day + 3, day + 4])
+        #expect(summary.issues.map(\.line) == [4])
+        #expect(summary.issues.first?.message.hasPrefix("time goes backwards") == true)
+        // In a dated log, a stray GGA-only epoch no longer drops the rest.
+        let track = sampleTrack(count: 4)
+        var lines = track.map(NMEAFixWriter.sentences).joined().split(separator: "\r\n").map(String.init)
+        lines.insert(lines[0], at: 4)  // the first GGA again, after the second epoch
+        let (dated, datedSummary) = try readAll(try write(lines.joined(separator: "\n"), to: "dated.nmea", in: dir))
+        #expect(dated.map(\.time) == track.map(\.time))
+        #expect(datedSummary.issues.map(\.line) == [5])
+    }
+
+    /// Trailing blanks after the checksum and a byte order mark before the
+    /// first sentence cost that sentence (`bad checksum 41 , expected 41`).
+    @Test func trailingBlanksAndAByteOrderMarkAreNotPartOfTheSentence() throws {
+        let dir = try makeTemporaryDirectory()
+        let track = sampleTrack(count: 2)
+        let lines = track.map(NMEAFixWriter.sentences).joined().split(separator: "\r\n").map { $0 + " \t\r" }
+        let path = try write("\u{FEFF}" + lines.joined(separator: "\n"), to: "blanks.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(summary.skipped == 0, "\(summary.issues)")
+        #expect(fixes.map(\.time) == track.map(\.time))
+        #expect(fixes.first?.altitude == track.first?.altitude)
+    }
+
+    /// A leap second (235960) is placed before midnight; it took midnight's
+    /// time, and the real 000000 epoch was refused as time standing still.
+    @Test func aLeapSecondFallsBeforeMidnight() throws {
+        let dir = try makeTemporaryDirectory()
+        func epoch(_ time: String, _ date: String) -> String {
+            nmea("GPGGA,\(time),4851.0000,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,") + "\n"
+                + nmea("GPRMC,\(time),A,4851.0000,N,00221.0000,E,,,\(date),,,A")
+        }
+        let text = [epoch("235959.000", "311216"), epoch("235960.000", "311216"), epoch("000000.000", "010117")]
+            .joined(separator: "\n")
+        let (fixes, summary) = try readAll(try write(text, to: "leap.nmea", in: dir))
+        let midnight = Double(LocationTimeFormat.daysFromCivil(year: 2017, month: 1, day: 1) * 86_400)
+        #expect(summary.skipped == 0, "\(summary.issues)")
+        #expect(fixes.map(\.time) == [midnight - 1, midnight - 0.5, midnight])
+        // A 61st second anywhere else is bad input.
+        let (other, otherSummary) = try readAll(try write(epoch("120060.000", "311216"), to: "bad.nmea", in: dir))
+        #expect(other.isEmpty && otherSummary.skipped > 0)
+    }
+
     @Test func sentencesWithoutAFixAreIgnored() throws {
         let dir = try makeTemporaryDirectory()
         let text = [
