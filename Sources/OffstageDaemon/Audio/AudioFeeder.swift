@@ -84,24 +84,33 @@ final class AudioFeeder: Sendable {
     /// So the lock is held for a few instructions on each side, and the
     /// consumer and the decoder never wait for each other's copies.
     func take(into destination: UnsafeMutableRawPointer, maximum: Int) -> Take {
-        let (start, wanted) = state.withLock { s in (s.read, min(maximum - maximum % bytesPerFrame, s.count)) }
-        let first = min(wanted, capacity - start)
-        destination.copyMemory(from: ring + start, byteCount: first)
-        if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
-        var signal = false
-        let result = state.withLock { s -> Take in
-            s.read = (s.read + wanted) % capacity
-            s.count -= wanted
-            if wanted == 0, !s.endOfFile, s.error == nil { s.consumerStarved = true }
-            // At the end or after an error the decoder waits for a seek, not for room.
-            if s.decoderWaiting, !s.endOfFile, s.error == nil, s.count <= capacity / 2 {
-                s.decoderWaiting = false
-                signal = true
+        while true {
+            let (start, wanted) = state.withLock { s in (s.read, min(maximum - maximum % bytesPerFrame, s.count)) }
+            let first = min(wanted, capacity - start)
+            destination.copyMemory(from: ring + start, byteCount: first)
+            if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
+            var signal = false
+            var again = false
+            let result = state.withLock { s -> Take in
+                s.read = (s.read + wanted) % capacity
+                s.count -= wanted
+                if wanted == 0, !s.endOfFile, s.error == nil, maximum >= bytesPerFrame {
+                    // Audio published since the look above came with no
+                    // notice (nobody was starved then), and none would
+                    // follow if the decoder has since filled the ring and
+                    // waits for room: take it now instead.
+                    if s.count > 0 { again = true } else { s.consumerStarved = true }
+                }
+                // At the end or after an error the decoder waits for a seek, not for room.
+                if s.decoderWaiting, !s.endOfFile, s.error == nil, s.count <= capacity / 2 {
+                    s.decoderWaiting = false
+                    signal = true
+                }
+                return Take(bytes: wanted, finished: s.endOfFile && s.count == 0, error: s.count == 0 ? s.error : nil)
             }
-            return Take(bytes: wanted, finished: s.endOfFile && s.count == 0, error: s.count == 0 ? s.error : nil)
+            if signal { wake.signal() }
+            if !again { return result }
         }
-        if signal { wake.signal() }
-        return result
     }
 
     /// Drops what is buffered and decodes from `frame` on.

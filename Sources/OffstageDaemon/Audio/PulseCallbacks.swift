@@ -35,6 +35,22 @@ enum PulseCallbacks {
         player(userdata).stateChanged()
     }
 
+    /// A stream closed while it was still being created (see
+    /// ``PulsePlayer/close()``): disconnected once ready, released once
+    /// gone. It holds its own reference until then.
+    static let closingStreamState: pa_stream_notify_cb_t = { stream, _ in
+        guard let stream else { return }
+        switch pa_stream_get_state(stream) {
+        case PA_STREAM_READY:
+            pa_stream_disconnect(stream)
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            pa_stream_set_state_callback(stream, nil, nil)
+            pa_stream_unref(stream)
+        default:
+            break
+        }
+    }
+
     static let streamWrite: pa_stream_request_cb_t = { _, _, userdata in
         player(userdata).fill()
     }

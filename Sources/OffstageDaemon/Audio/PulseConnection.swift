@@ -28,8 +28,14 @@ final class PulseConnection {
     /// Queries under way, held here because libpulse holds them unretained
     /// (released when they complete or the connection fails, which cancels them).
     private var pending: [ObjectIdentifier: AnyObject] = [:]
-    /// Decoders of closed players whose threads may still be finishing.
-    private var retired: [AudioFeeder] = []
+    /// Decoders of closed players whose threads may still be finishing,
+    /// held weakly: a running decoder's thread holds its own, and one that
+    /// has exited goes at once, with its file and ring.
+    private var retired: [WeakFeeder] = []
+
+    private struct WeakFeeder {
+        weak var feeder: AudioFeeder?
+    }
 
     init(mainloop: OpaquePointer, options: PulseAudioOptions, continuation: AsyncStream<AudioEvent>.Continuation) {
         self.mainloop = mainloop
@@ -146,7 +152,7 @@ final class PulseConnection {
         pending.removeAll()
         if let context { drop(context) }
         connected = false
-        return retired
+        return retired.compactMap(\.feeder)
     }
 
     /// Opens the latency anchor: a stream that stays corked and is never
@@ -219,12 +225,12 @@ final class PulseConnection {
         return player
     }
 
-    /// Closes a player (the caller forgets it) and keeps its decoder until
-    /// the thread has exited.
+    /// Closes a player (the caller forgets it); ``close()`` can still wait
+    /// for its decoder while the decoder's thread runs.
     func retire(_ player: PulsePlayer) {
         player.close()
-        retired.removeAll { $0.hasExited }
-        retired.append(player.feeder)
+        retired.removeAll { $0.feeder == nil }
+        retired.append(WeakFeeder(feeder: player.feeder))
     }
 
     func emit(_ event: AudioEvent) {

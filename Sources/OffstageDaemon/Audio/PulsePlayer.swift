@@ -24,11 +24,14 @@ final class PulsePlayer {
     /// The decoder has nothing more to give (the end, or an error).
     private var feederFinished = false
     private var draining: OpaquePointer?
-    /// The sink the stream plays on, and its route once known.
+    /// The sink the stream plays on.
     private var sinkIndex = UInt32.max
-    private var route: AudioRoute?
-    /// The highest sink index when the route was last learnt: a sink above
-    /// it appeared since (PulseAudio never reuses indexes).
+    /// The route of every sink a listing has shown: PulseAudio never reuses
+    /// a sink's index, so what was learnt of one stays true, even once the
+    /// sink is gone.
+    private var routes: [UInt32: AudioRoute] = [:]
+    /// The highest sink index a listing has shown: a sink above it appeared
+    /// since.
     private var sinkHighWater: UInt32 = 0
     /// The position when the stream last corked, uncorked or was
     /// repositioned, and the stream's time then; nil while corked, when
@@ -93,7 +96,10 @@ final class PulsePlayer {
         }
     }
 
-    /// Stops decoding and drops the stream.
+    /// Stops decoding and drops the stream. A stream still being created
+    /// cannot be disconnected yet (libpulse refuses, and the server would
+    /// go on to make a corked sink input nobody owns): it is disconnected
+    /// as soon as it is ready.
     func close() {
         feeder.stop()
         if let draining {
@@ -107,9 +113,13 @@ final class PulsePlayer {
         pa_stream_set_event_callback(stream, nil, nil)
         pa_stream_set_moved_callback(stream, nil, nil)
         pa_stream_set_started_callback(stream, nil, nil)
+        self.stream = nil
+        if pa_stream_get_state(stream) == PA_STREAM_CREATING {
+            pa_stream_set_state_callback(stream, PulseCallbacks.closingStreamState, nil)
+            return
+        }
         pa_stream_disconnect(stream)
         pa_stream_unref(stream)
-        self.stream = nil
     }
 
     // MARK: Requests
@@ -225,7 +235,8 @@ final class PulsePlayer {
             primed = true
             if uncorkWhenPrimed {
                 uncorkWhenPrimed = false
-                cork(false)
+                // It fills again itself: this loop's `writable` is stale then.
+                return cork(false)
             }
         }
     }
@@ -302,27 +313,33 @@ final class PulsePlayer {
         }
     }
 
+    /// The server moved the stream. Whether the new sink appeared is
+    /// decided now: a listing under way (asked for when the stream became
+    /// ready, or after another move) may answer before this move's own
+    /// and show the new sink already. The server sends the move before any
+    /// answer that shows a sink the move was for, so a listing answered
+    /// before now cannot have shown it. The routes come from this move's
+    /// listing, or what earlier ones showed of sinks gone since.
     func moved() {
         guard let stream else { return }
         let from = sinkIndex
         let to = pa_stream_get_device_index(stream)
         sinkIndex = to
+        let appeared = to > sinkHighWater
         let id = id
         connection.listSinks { [unowned connection] sinks in
             guard let player = connection.players[id] else { return }
-            let oldRoute = player.route ?? .speaker
-            let appeared = to > player.sinkHighWater
             player.learnRoute(sinks)
             player.perform(
                 player.machine.moved(
-                    from: oldRoute, to: sinks[to]?.route ?? .speaker,
+                    from: player.routes[from] ?? .speaker, to: player.routes[to] ?? .speaker,
                     oldDeviceGone: sinks[from] == nil, newDeviceAppeared: appeared))
         }
     }
 
-    /// Records the route of the sink the stream is on, from a fresh list.
+    /// Records the routes of the sinks in a fresh list.
     private func learnRoute(_ sinks: [UInt32: PulseSink]) {
-        route = sinks[sinkIndex]?.route ?? route
+        for (index, sink) in sinks { routes[index] = sink.route }
         sinkHighWater = max(sinkHighWater, sinks.keys.max() ?? 0)
     }
 

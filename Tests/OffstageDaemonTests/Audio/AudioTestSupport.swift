@@ -39,6 +39,23 @@ struct PulseRig {
         return environment
     }
 
+    /// Runs `pactl` on this server (a separate client); its output. Fails
+    /// the test on a non-zero exit.
+    @discardableResult
+    func pactl(_ arguments: String...) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+        process.arguments = arguments
+        process.environment = clientEnvironment
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw AudioTestError("pactl \(arguments) exited with \(process.terminationStatus)") }
+        return text
+    }
+
     /// Starts `paplay` on this server (a separate client, as another app would be).
     func paplay(_ path: String, role: AudioRole) throws -> Process {
         let process = Process()

@@ -156,6 +156,46 @@ import Testing
         }
     }
 
+    /// Two outputs appear while this client is busy: the stream moves to
+    /// the first, then to the headphones. The first move's listing, answered
+    /// after both, showed the headphones already, so the second move was
+    /// taken for an override (from the headphones to the headphones).
+    @Test func aSecondOutputThatAppearsBeforeTheFirstMoveIsHandledIsStillANewDevice() async throws {
+        let rig = try PulseRig()
+        let id = try await rig.playing("clip.wav")
+        try rig.backend.withLoopHeld {
+            try rig.pactl(
+                "load-module", "module-null-sink", "sink_name=offstage_dock", "rate=48000", "channels=2",
+                "sink_properties=\"device.description=Dock device.form_factor=speaker\"")
+            try rig.pactl("load-module", "module-null-sink", PrivatePulseAudio.headphonesModuleArguments)
+        }
+        #expect(
+            await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .speaker))) != nil)
+        #expect(
+            await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))) != nil)
+    }
+
+    /// A player stopped before its stream was ready left a corked stream
+    /// on the server for as long as the connection lasted: libpulse cannot
+    /// disconnect a stream it is still creating.
+    @Test func aPlayerStoppedBeforeItsStreamIsReadyLeavesNothingOnTheServer() throws {
+        let rig = try PulseRig()
+        try rig.backend.withLoopHeld {
+            // Nothing reaches the server while the loop is held: the stream is still being created.
+            let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Stopped early"))
+            try rig.backend.stop(id)
+        }
+        // Answered after the stream is created (and then disconnected), then after its disconnection.
+        _ = try rig.backend.route()
+        _ = try rig.backend.route()
+        let inputs = try rig.pactl("list", "sink-inputs")
+        #expect(!inputs.contains("Stopped early"), "\(inputs)")
+        // The connection still makes and plays players.
+        _ = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Later"))
+        _ = try rig.backend.route()
+        #expect(try rig.pactl("list", "sink-inputs").contains("Later"))
+    }
+
     @Test func seekingToTheEndWhilePausedEndsOnPlay() async throws {
         let rig = try PulseRig()
         let id = try await rig.playing("ringtone.wav", appName: "Test")
