@@ -148,7 +148,9 @@ struct RunCommand: AsyncParsableCommand {
 /// differ, with what each has there; a side that has ended says so.
 func firstDifference(expected: String, actual: String) -> String? {
     func lines(_ text: String) -> [Substring] {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Any line ending: a golden file an editor or git gave CRLF endings
+        // (in Swift "\r\n" is one character, which "\n" does not split).
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
         if lines.last == "" { lines.removeLast() }  // the final newline ends the last line
         return lines
     }

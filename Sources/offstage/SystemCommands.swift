@@ -69,7 +69,9 @@ struct MemoryCommand: SimpleCommand {
         if let pressure = result["memoryPressure"] {
             let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
             let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
-            print(killed.isEmpty ? "killed no app (none suspended)" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
+            // Only a target of nothing kills no suspended app.
+            let why = (pressure["target"]?.intValue).map { $0 <= 0 } == true ? "nothing to free" : "none suspended"
+            print(killed.isEmpty ? "killed no app (\(why))" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
         }
         try printStatus(after: result, runningBefore: running)
     }

@@ -211,6 +211,15 @@ struct ScenarioTests {
         ("apps: [a]\nexpect:\n  x:\n    callbacks: [applicationDidBecomeActive:]\n", "bad.yaml:4: not valid YAML: found unexpected ':' (quote names"),
         ("apps: [a]\nsteps:\n  - at: 1s\n    at: 2s\n    do: home\n", "bad.yaml:4: not valid YAML: a key appears twice in one mapping: at"),
         ("name: a\nname: b\napps: [a]\nsteps: []\n", "bad.yaml:2: not valid YAML: a key appears twice in one mapping: name"),
+        // A list for a text ran as ios7 (a 180 s budget for ios6's 600 s) or under the file's name.
+        ("apps: [a]\nprofile: [ios6]\n", "bad.yaml:2: profile is a text, not a list or a mapping"),
+        ("name: [a, b]\napps: [a]\n", "bad.yaml:1: name is a text, not a list or a mapping"),
+        // A typo was checked only when the step ran, and passed as an expected failure.
+        ("apps: [a]\nsteps:\n  - do: alert shw\n    expectFailure: true\n", "bad.yaml:3: alert takes show, dismiss or reply, not \"shw\""),
+        ("apps: [a]\nsteps:\n  - do: memory warnin\n", "bad.yaml:3: memory takes warning or pressure [SIZE], not \"warnin\""),
+        ("apps: [a]\nsteps:\n  - do: memory warning 5M\n", "bad.yaml:3: memory warning takes nothing more"),
+        // A control character: libyaml's reader error had no line and ended in a colon.
+        ("apps: [a]\nname: a\u{1}b\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

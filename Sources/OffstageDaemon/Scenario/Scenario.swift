@@ -116,8 +116,14 @@ extension Scenario {
             return parsed
         }
 
-        let name = top["name"]?.string ?? (file as NSString).lastPathComponent
-        let profile = top["profile"]?.string ?? "ios7"
+        /// A text value: `nil` when absent, an error when not a scalar.
+        func textValue(_ key: String) throws -> String? {
+            guard let node = top[key] else { return nil }
+            guard let value = node.scalar?.string else { throw error(node, "\(key) is a text, not a list or a mapping") }
+            return value
+        }
+        let name = try textValue("name") ?? (file as NSString).lastPathComponent
+        let profile = try textValue("profile") ?? "ios7"
         if LifecyclePolicy.profile(named: profile) == nil {
             throw error(top["profile"], "unknown profile \"\(profile)\" (ios6, ios7 or ios13)")
         }
@@ -177,8 +183,17 @@ extension Scenario {
                     // The daemon's own check, before the run rather than at its step.
                     if let problem = deviceChangeProblem(ScenarioRunner.request(for: words)) { throw error(doNode, problem) }
                 }
+                if verb == "memory", !["warning", "pressure"].contains(words[1]) {
+                    throw error(doNode, "memory takes warning or pressure [SIZE], not \"\(words[1])\"")
+                }
+                if verb == "memory", words.count == 3, words[1] == "warning" {
+                    throw error(doNode, "memory warning takes nothing more")
+                }
                 if verb == "memory", words.count == 3, words[1] == "pressure", parseByteSize(words[2]) == nil {
                     throw error(doNode, "memory pressure takes a size such as 500K, 200M or 1G, not \"\(words[2])\"")
+                }
+                if verb == "alert", !["show", "dismiss", "reply"].contains(words[1]) {
+                    throw error(doNode, "alert takes show, dismiss or reply, not \"\(words[1])\"")
                 }
                 var expectFailure = false
                 if let flag = step["expectFailure"] {
@@ -264,6 +279,9 @@ extension Scenario {
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
             return mark.line
+        case .reader(_, let offset?, _, let yaml):
+            // libyaml's reader counts bytes.
+            return yaml.utf8.prefix(offset).count { $0 == UInt8(ascii: "\n") } + 1
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams marks the key's first appearance; the mistake is the
             // second, the next line down that starts with the key in the
@@ -297,6 +315,9 @@ extension Scenario {
             return problem
         case .duplicatedKeysInMapping(let duplicates, _):
             return "a key appears twice in one mapping: \(duplicates.joined(separator: ", "))"
+        case .reader(let problem, _, let value, _):
+            // "control characters are not allowed", and which one.
+            return problem + (value >= 0 ? " (U+\(String(format: "%04X", value)))" : "")
         default:
             return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
         }
