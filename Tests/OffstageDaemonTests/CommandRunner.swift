@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import Testing
 
@@ -144,6 +145,19 @@ final class RunningOffstage {
         #expect(status == signal, sourceLocation: sourceLocation)
         #expect(kill(child, 0) == -1 && errno == ESRCH, "child \(child) outlived the command", sourceLocation: sourceLocation)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [], sourceLocation: sourceLocation)
+    }
+
+    /// Kills the command with SIGKILL, which gives it no chance to stop
+    /// `child` (a server it started), and checks that the child's guard
+    /// stops it: awaited on a pidfd, readable once the child exits, up to 10 s.
+    func expectKilledOutrightStopping(_ child: Int32, named name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let exit = offstage_pidfd_open(child)
+        try #require(exit >= 0, sourceLocation: sourceLocation)
+        defer { close(exit) }
+        kill(process.processIdentifier, SIGKILL)
+        _ = finish()
+        #expect(process.terminationReason == .uncaughtSignal, sourceLocation: sourceLocation)
+        #expect(awaitReadable(exit, within: .seconds(10)), "\(name) \(child) outlived the killed command", sourceLocation: sourceLocation)
     }
 
     /// Waits for the end (killing the command past `limit`: its status

@@ -1,4 +1,3 @@
-import CLinuxProcess
 import Foundation
 import OffstageCore
 import Testing
@@ -88,14 +87,7 @@ import Testing
     @Test func aServerDoesNotOutliveACommandKilledWithSIGKILL() throws {
         let (command, pulseaudio, scratch) = try startServerCommand()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let exit = offstage_pidfd_open(pulseaudio)
-        try #require(exit >= 0)
-        defer { close(exit) }
-        kill(command.process.processIdentifier, SIGKILL)
-        _ = command.finish()
-        #expect(command.process.terminationReason == .uncaughtSignal)
-        // Awaited on a pidfd (readable when the server has exited), up to 10 s.
-        #expect(awaitReadable(exit, within: .seconds(10)), "PulseAudio \(pulseaudio) outlived the killed command")
+        try command.expectKilledOutrightStopping(pulseaudio, named: "PulseAudio")
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(left.count == 1 && left[0].hasPrefix("offstage-pulse-"), "\(left)")
         let next = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])

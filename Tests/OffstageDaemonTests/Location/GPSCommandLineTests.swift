@@ -1,7 +1,5 @@
-import CLinuxProcess
 import Foundation
 import Testing
-@testable import OffstageDaemon
 
 /// The `offstage gps` commands, run as the built binary.
 @Suite(.timeLimit(.minutes(2))) struct GPSCommandLineTests {
@@ -268,14 +266,7 @@ import Testing
             return (feed, try #require(feed.child(named: "gpsd")))
         }
         let (feed, gpsd) = try startFeed()
-        let exit = offstage_pidfd_open(gpsd)
-        try #require(exit >= 0)
-        defer { close(exit) }
-        kill(feed.process.processIdentifier, SIGKILL)
-        _ = feed.finish()
-        #expect(feed.process.terminationReason == .uncaughtSignal)
-        // Awaited on a pidfd (readable when gpsd has exited), up to 10 s.
-        #expect(awaitReadable(exit, within: .seconds(10)), "gpsd \(gpsd) outlived the killed feed")
+        try feed.expectKilledOutrightStopping(gpsd, named: "gpsd")
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(left.count == 1 && left[0].hasPrefix("offstage-gpsd-"), "\(left)")
         let (next, nextGPSD) = try startFeed()
