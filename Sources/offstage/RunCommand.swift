@@ -148,9 +148,10 @@ struct RunCommand: AsyncParsableCommand {
 /// differ, with what each has there; a side that has ended says so.
 func firstDifference(expected: String, actual: String) -> String? {
     func lines(_ text: String) -> [Substring] {
-        // Any line ending: a golden file an editor or git gave CRLF endings
-        // (in Swift "\r\n" is one character, which "\n" does not split).
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        // LF or CRLF (an editor's or git's doing; in Swift "\r\n" is one
+        // character, which "\n" does not split), and nothing else: a line
+        // separator an app logged is part of its line.
+        var lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         if lines.last == "" { lines.removeLast() }  // the final newline ends the last line
         return lines
     }

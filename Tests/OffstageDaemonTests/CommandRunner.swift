@@ -13,8 +13,10 @@ struct CommandRun {
 
 /// How long a test lets a command run before it kills it: long enough for
 /// every command the tests run on a loaded machine, short enough that a hung
-/// one fails its test instead of holding the run until CI's limit.
-let commandLimit: Duration = .seconds(180)
+/// one fails its test instead of holding the run until CI's limit, and
+/// shorter than the suites' own time limits (2 minutes at least), which
+/// record a failure but cannot unblock a waiting thread.
+let commandLimit: Duration = .seconds(90)
 
 /// Runs the built `offstage` binary as a user would, to its end (or until
 /// `limit`, when it is killed and its status says SIGKILL).
@@ -40,8 +42,8 @@ func runOffstage(_ arguments: [String], environment: [String: String] = [:], wit
 
 /// Reads `handles` to their ends together (a command filling one pipe never
 /// stalls while the other is read). Past `limit` it kills `process` with
-/// SIGKILL, notes that on the last handle's text, and gives the pipes 10 s
-/// more (a server the command started may still hold them).
+/// SIGKILL if it still runs (noting that on the last handle's text), and
+/// gives the pipes 10 s more (a server the command started may hold them).
 func drain(_ handles: [FileHandle], of process: Process, within limit: Duration) -> [[UInt8]] {
     var output = Array(repeating: [UInt8](), count: handles.count)
     var open = Set(handles.indices)
@@ -52,12 +54,19 @@ func drain(_ handles: [FileHandle], of process: Process, within limit: Duration)
         var entries = open.sorted().map { pollfd(fd: handles[$0].fileDescriptor, events: Int16(POLLIN), revents: 0) }
         let left = max(.zero, deadline - ContinuousClock.now)
         let ready = poll(&entries, nfds_t(entries.count), Int32((left / .milliseconds(1)).rounded(.up)))
-        if ready < 0, errno == EINTR { continue }
-        if ready <= 0 {
+        if ready < 0 {
+            if errno == EINTR { continue }
+            output[handles.count - 1] += Array("\n[test: poll failed: \(String(cString: strerror(errno)))]\n".utf8)
+            break
+        }
+        if ready == 0 {
             if killed { break }
             killed = true
-            kill(process.processIdentifier, SIGKILL)
-            output[handles.count - 1] += Array("\n[test: killed after \(limit)]\n".utf8)
+            // Not yet reaped while it runs, so its pid is still its own.
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                output[handles.count - 1] += Array("\n[test: killed after \(limit)]\n".utf8)
+            }
             deadline = ContinuousClock.now + .seconds(10)
             continue
         }
@@ -85,6 +94,15 @@ final class RunningOffstage {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+    }
+
+    /// A test that stopped early (a failed `#require`) does not leave the
+    /// command running: a feed or a server would run on for minutes.
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 
     /// Reads stdout (or stderr) until a line containing `text` arrives;

@@ -220,6 +220,8 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - do: memory warning 5M\n", "bad.yaml:3: memory warning takes nothing more"),
         // A control character: libyaml's reader error had no line and ended in a colon.
         ("apps: [a]\nname: a\u{1}b\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
+        // Yams counts characters, and CRLF is one: counted as bytes, the line came out short.
+        ("apps: [a]\r\n\u{1}\r\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

@@ -22,6 +22,13 @@ final class PulseConnection {
     private var closing = false
 
     var players: [AudioPlayerID: PulsePlayer] = [:]
+    /// The route of every sink a listing has shown (the first is made on
+    /// connecting). PulseAudio never reuses a sink's index, so what was
+    /// learnt of one stays true, even once the sink is gone.
+    private(set) var sinkRoutes: [UInt32: AudioRoute] = [:]
+    /// The highest sink index a listing has shown: a sink above it
+    /// appeared since.
+    private(set) var sinkHighWater: UInt32 = 0
     private var nextPlayer = 1
     /// A corked, empty stream holding the server at our latency.
     private var latencyAnchor: OpaquePointer?
@@ -246,6 +253,8 @@ final class PulseConnection {
         let key = ObjectIdentifier(listing)
         listing.completion = { [unowned self] sinks in
             self.pending[key] = nil
+            for (index, sink) in sinks { self.sinkRoutes[index] = sink.route }
+            self.sinkHighWater = max(self.sinkHighWater, sinks.keys.max() ?? 0)
             then(sinks)
         }
         ask(listing) { pa_context_get_sink_info_list($0, PulseCallbacks.sinkList, $1) }

@@ -26,13 +26,6 @@ final class PulsePlayer {
     private var draining: OpaquePointer?
     /// The sink the stream plays on.
     private var sinkIndex = UInt32.max
-    /// The route of every sink a listing has shown: PulseAudio never reuses
-    /// a sink's index, so what was learnt of one stays true, even once the
-    /// sink is gone.
-    private var routes: [UInt32: AudioRoute] = [:]
-    /// The highest sink index a listing has shown: a sink above it appeared
-    /// since.
-    private var sinkHighWater: UInt32 = 0
     /// The position when the stream last corked, uncorked or was
     /// repositioned, and the stream's time then; nil while corked, when
     /// the position stands still. libpulse's interpolated time can lag a
@@ -188,10 +181,6 @@ final class PulsePlayer {
         case PA_STREAM_READY:
             ready = true
             sinkIndex = pa_stream_get_device_index(stream)
-            let id = id
-            connection.listSinks { [unowned connection] sinks in
-                connection.players[id]?.learnRoute(sinks)
-            }
             applyVolume()
             refreshTiming()
             findLostCorkRequest()
@@ -314,33 +303,27 @@ final class PulsePlayer {
     }
 
     /// The server moved the stream. Whether the new sink appeared is
-    /// decided now: a listing under way (asked for when the stream became
-    /// ready, or after another move) may answer before this move's own
-    /// and show the new sink already. The server sends the move before any
-    /// answer that shows a sink the move was for, so a listing answered
-    /// before now cannot have shown it. The routes come from this move's
-    /// listing, or what earlier ones showed of sinks gone since.
+    /// decided now, against the sinks the connection's listings have shown
+    /// (the first made on connecting): a listing under way may answer
+    /// before this move's own and show the new sink already. The server
+    /// sends the move before any answer that shows a sink the move was
+    /// for, so a listing answered before now cannot have shown it. The
+    /// routes come from this move's listing, or what earlier ones showed of
+    /// sinks gone since.
     func moved() {
         guard let stream else { return }
         let from = sinkIndex
         let to = pa_stream_get_device_index(stream)
         sinkIndex = to
-        let appeared = to > sinkHighWater
+        let appeared = to > connection.sinkHighWater
         let id = id
         connection.listSinks { [unowned connection] sinks in
             guard let player = connection.players[id] else { return }
-            player.learnRoute(sinks)
             player.perform(
                 player.machine.moved(
-                    from: player.routes[from] ?? .speaker, to: player.routes[to] ?? .speaker,
+                    from: connection.sinkRoutes[from] ?? .speaker, to: connection.sinkRoutes[to] ?? .speaker,
                     oldDeviceGone: sinks[from] == nil, newDeviceAppeared: appeared))
         }
-    }
-
-    /// Records the routes of the sinks in a fresh list.
-    private func learnRoute(_ sinks: [UInt32: PulseSink]) {
-        for (index, sink) in sinks { routes[index] = sink.route }
-        sinkHighWater = max(sinkHighWater, sinks.keys.max() ?? 0)
     }
 
     func started() {

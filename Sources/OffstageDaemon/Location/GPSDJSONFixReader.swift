@@ -7,7 +7,7 @@ import OffstageCore
 /// (`mode` 0 or 1) and those without a `time` (gpsd reports a position
 /// before it knows the date) are ignored. gpsd may report an epoch twice as
 /// it learns more of it (without altitude, then with it): the later report
-/// stands, with what it lacks taken from the earlier one. A line that is
+/// from the same device stands, with what it lacks taken from the earlier one. A line that is
 /// not JSON (a truncated line, say), or a `TPV` with a fix but no `lat` or
 /// `lon`, is bad input.
 public struct GPSDJSONFixReader: Sendable {
@@ -25,10 +25,11 @@ public struct GPSDJSONFixReader: Sendable {
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
         var checker = LocationFixChecker(file: path, options: options)
-        // The last fix read, held until a report of another time comes.
-        var held: (fix: LocationFix, line: Int)?
+        // The last fix read, held until a report of another time (or from
+        // another device) comes.
+        var held: (fix: LocationFix, line: Int, device: String?)?
         func deliverHeld() throws {
-            guard let (fix, line) = held else { return }
+            guard let (fix, line, _) = held else { return }
             held = nil
             if let accepted = try checker.accept(fix, line: line) { try body(accepted) }
         }
@@ -39,7 +40,7 @@ public struct GPSDJSONFixReader: Sendable {
         }
         while let line = lines.next() {
             let number = lines.lineNumber
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            if line.isEmpty { continue }  // the reader trims trailing blanks
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
                 // Foundation refuses a number too large for a double (1e999) with the whole line.
                 let tooLarge = line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil
@@ -82,13 +83,14 @@ public struct GPSDJSONFixReader: Sendable {
                 latitude: lat, longitude: lon, time: time,
                 altitude: value("altMSL") ?? value("alt"), speed: value("speed"), course: value("track"),
                 horizontalAccuracy: accuracy)
-            if let earlier = held?.fix, earlier.time == fix.time {
-                held = (fix.filling(from: earlier), number)
+            let device = object["device"] as? String
+            if let earlier = held, earlier.fix.time == fix.time, earlier.device == device {
+                held = (fix.filling(from: earlier.fix), number, device)
                 checker.ignore()
                 continue
             }
             try deliverHeld()
-            held = (fix, number)
+            held = (fix, number, device)
         }
         try deliverHeld()
         return checker.summary

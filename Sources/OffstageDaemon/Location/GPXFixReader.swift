@@ -10,7 +10,7 @@ import OffstageCore
 /// (`rte`/`rtept`) and waypoints (`wpt`) usually do not, so an untimed one
 /// is timed by ``LocationFixtureReadOptions/routeSpeed`` from the previous
 /// point (the first at ``LocationFixtureReadOptions/routeStartTime``), as
-/// `simctl location` does. In a file with a track, untimed route points and
+/// `simctl location` does. In a file (not a pipe) with a track, untimed route points and
 /// waypoints are left out (counted as ignored): they are places (a
 /// device's saved waypoints, a planned route), and no time given them
 /// could fall in line with the track's. An untimed track point, a point without `lat`
@@ -43,8 +43,10 @@ public struct GPXFixReader: Sendable {
             throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: no such readable file"))
         }
         // Only a track's presence matters here; a file that is not
-        // well-formed is reported by the read itself.
-        let hasTrack = kinds.contains(.track) && kinds.count > 1 && Self.hasTrackPoint(path)
+        // well-formed is reported by the read itself. A pipe can be read
+        // once only: its points are read in document order.
+        let hasTrack = kinds.contains(.track) && kinds.count > 1 && FileKind(atPath: path) == .regular
+            && Self.hasTrackPoint(path)
         return try withoutActuallyEscaping(body) { body in
             let parser = XMLParser(stream: stream)
             let delegate = Delegate(reader: self, body: body)

@@ -95,9 +95,8 @@ public enum LocationTimeFormat {
     /// `YYYY-MM-DDThh:mm:ss[.fff][Z|±hh:mm|±hhmm]`. No zone is UTC (GPX's
     /// times are UTC). Returns nil if malformed, if the day does not exist
     /// (2024-02-30 is not 2024-03-01), or for an offset of 24 h or more.
-    /// A leap second (`23:59:60` UTC) falls between `23:59:59.5` and
-    /// midnight (``leapSecond(_:)``), not on midnight, whose own time it
-    /// would take.
+    /// A leap second (`23:59:60` UTC) falls on `23:59:59.999`
+    /// (``leapSecond``), not on midnight, whose own time it would take.
     public static func parseISO8601(_ text: some StringProtocol) -> Double? {
         let b = Array(text.utf8)
         func num(_ from: Int, _ count: Int) -> Int? {
@@ -145,15 +144,14 @@ public enum LocationTimeFormat {
         guard second == 60 else { return Double(minutes * 60 + second) + fraction }
         // Only the last minute of a UTC day has a 61st second.
         guard (minutes % 1440 + 1440) % 1440 == 1439 else { return nil }
-        return Double(minutes * 60) + leapSecond(fraction)
+        return Double(minutes * 60) + leapSecond
     }
 
-    /// Where a leap second's time `60 + fraction` goes in its minute: in
-    /// `59.5 ..< 60`, after the minute's last ordinary second and before
-    /// the next minute, keeping order within the leap second.
-    static func leapSecond(_ fraction: Double) -> Double {
-        59.5 + fraction / 2
-    }
+    /// Where a leap second (`60` and any fraction) goes in its minute: the
+    /// last millisecond, after every ordinary time a fixture can hold
+    /// (times are kept to the millisecond) and before the next minute. A
+    /// second fix within the same leap second is time standing still.
+    static let leapSecond = 59.999
 
     static func pad(_ value: Int, _ width: Int) -> String {
         let s = String(value)

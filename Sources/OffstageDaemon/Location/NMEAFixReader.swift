@@ -90,6 +90,12 @@ public struct NMEAFixReader: Sendable {
                 try checker.issue(line: epoch.line, "time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one)")
                 return try reportHeld()
             }
+            if epoch.days != nil {
+                // An RMC's own date counts even when its epoch is refused (a
+                // bad value): the date itself is not in doubt.
+                lastDays = days
+                lastTimeOfDay = epoch.timeOfDay
+            }
             if let problem = epoch.problem {
                 try reportHeld(before: problem.line)
                 try checker.issue(line: problem.line, problem.message)
@@ -103,8 +109,8 @@ public struct NMEAFixReader: Sendable {
             // The checks of the whole epoch name its first line, before any held one.
             let accepted = try checker.accept(fix, line: epoch.line)
             if accepted != nil {
-                // The date a GGA-only epoch carries is that of the last fix
-                // kept: a stray epoch (refused) moves neither date nor time.
+                // A GGA-only epoch carries the date on only when kept: a
+                // stray one (refused) moves neither date nor time.
                 lastDays = days
                 lastTimeOfDay = epoch.timeOfDay
             }
@@ -116,7 +122,7 @@ public struct NMEAFixReader: Sendable {
 
         while let line = lines.next() {
             let number = lines.lineNumber
-            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            if line.isEmpty { continue }  // the reader trims trailing blanks
             let sentence: NMEASentence
             do {
                 sentence = try NMEASentence(line: line)

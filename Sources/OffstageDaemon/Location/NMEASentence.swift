@@ -54,14 +54,14 @@ struct NMEASentence {
 
     /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
     /// the only time with a 61st second) goes before midnight
-    /// (``LocationTimeFormat/leapSecond(_:)``), not onto it.
+    /// (``LocationTimeFormat/leapSecond``), not onto it.
     static func timeOfDay(_ field: Substring) -> Double? {
         guard field.count >= 6, let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
             let ss = Double(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
         else { return nil }
         guard ss >= 60 else { return Double(hh * 3600 + mm * 60) + ss }
         guard hh == 23, mm == 59 else { return nil }
-        return Double(hh * 3600 + mm * 60) + LocationTimeFormat.leapSecond(ss - 60)
+        return Double(hh * 3600 + mm * 60) + LocationTimeFormat.leapSecond
     }
 
     /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day

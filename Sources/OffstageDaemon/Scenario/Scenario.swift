@@ -280,8 +280,8 @@ extension Scenario {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
             return mark.line
         case .reader(_, let offset?, _, let yaml):
-            // libyaml's reader counts bytes.
-            return yaml.utf8.prefix(offset).count { $0 == UInt8(ascii: "\n") } + 1
+            // Yams gives the offset in characters ("\r\n" is one).
+            return yaml.prefix(offset).count(where: \.isNewline) + 1
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams marks the key's first appearance; the mistake is the
             // second, the next line down that starts with the key in the

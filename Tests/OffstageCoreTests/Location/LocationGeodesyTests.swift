@@ -21,6 +21,8 @@ import Testing
         #expect(abs(LocationGeodesy.distance(a, b) - LocationGeodesy.vincentyDistance(a, b)) < 0.01)
         #expect(abs(LocationGeodesy.distance(a, b) - 670.2) < 0.1)
         #expect(abs(LocationGeodesy.distance(c, d) - LocationGeodesy.vincentyDistance(c, d)) < 0.01)
+        // 0.002° of meridian across the South Pole, where a degree is 111.69 km.
+        #expect(abs(LocationGeodesy.distance(c, d) - 223.39) < 0.05)
     }
 
     @Test func vincentyOfOneDegreeOfLatitudeAtEquator() {

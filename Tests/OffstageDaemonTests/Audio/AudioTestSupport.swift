@@ -39,8 +39,9 @@ struct PulseRig {
         return environment
     }
 
-    /// Runs `pactl` on this server (a separate client); its output. Fails
-    /// the test on a non-zero exit.
+    /// Runs `pactl` on this server (a separate client); its output. Throws
+    /// on a non-zero exit, and kills it past 30 s: a test may run it with
+    /// the client's loop held, which no time limit could release.
     @discardableResult
     func pactl(_ arguments: String...) throws -> String {
         let process = Process()
@@ -48,12 +49,16 @@ struct PulseRig {
         process.arguments = arguments
         process.environment = clientEnvironment
         let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
+        process.standardError = err
         try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: process, within: .seconds(30))
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw AudioTestError("pactl \(arguments) exited with \(process.terminationStatus)") }
-        return text
+        guard process.terminationStatus == 0 else {
+            throw AudioTestError("pactl \(arguments) exited with \(process.terminationStatus): \(String(decoding: output[1], as: UTF8.self))")
+        }
+        return String(decoding: output[0], as: UTF8.self)
     }
 
     /// Starts `paplay` on this server (a separate client, as another app would be).

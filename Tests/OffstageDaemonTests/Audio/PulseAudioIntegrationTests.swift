@@ -173,6 +173,7 @@ import Testing
             await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .speaker))) != nil)
         #expect(
             await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))) != nil)
+        #expect(!rig.recorder.all.contains { if case .player(_, .routeChanged(reason: .override, _, _)) = $0 { true } else { false } })
     }
 
     /// A player stopped before its stream was ready left a corked stream

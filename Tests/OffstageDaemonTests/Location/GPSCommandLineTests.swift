@@ -241,13 +241,18 @@ import Testing
     /// A feed ended by SIGTERM (or SIGHUP) stops its private gpsd and
     /// removes gpsd's directory before it dies of the signal; they used to
     /// outlive it, holding port 2947.
-    @Test(arguments: [SIGTERM, SIGHUP]) func aKilledFeedLeavesNoGPSDBehind(signal: Int32) throws {
-        let scratch = try makeTemporaryDirectory()
+    /// A feed into a private gpsd, with `scratch` as its TMPDIR; at the
+    /// recorded pace it runs for minutes. Returns once gpsd has started.
+    func startFeed(in scratch: URL) throws -> (feed: RunningOffstage, gpsd: Int32) {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
-        // At the recorded pace the feed runs for minutes.
         let feed = try RunningOffstage(["gps", "feed", fixture, "--quiet"], environment: ["TMPDIR": scratch.path])
         #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
-        let gpsd = try #require(feed.child(named: "gpsd"))
+        return (feed, try #require(feed.child(named: "gpsd")))
+    }
+
+    @Test(arguments: [SIGTERM, SIGHUP]) func aKilledFeedLeavesNoGPSDBehind(signal: Int32) throws {
+        let scratch = try makeTemporaryDirectory()
+        let (feed, gpsd) = try startFeed(in: scratch)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.hasPrefix("offstage-gpsd-") })
         // gpsd was stopped and reaped before the feed died.
         try feed.expectDiesOf(signal, stopping: gpsd, emptying: scratch)
@@ -259,17 +264,11 @@ import Testing
     @Test func aFeedKilledWithSIGKILLLeavesNoGPSDAndItsDirectoryIsSweptNextTime() throws {
         let scratch = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
-        func startFeed() throws -> (feed: RunningOffstage, gpsd: Int32) {
-            let feed = try RunningOffstage(["gps", "feed", fixture, "--quiet"], environment: ["TMPDIR": scratch.path])
-            #expect(feed.awaitLine(containing: "Started a private gpsd", onStandardError: true))
-            return (feed, try #require(feed.child(named: "gpsd")))
-        }
-        let (feed, gpsd) = try startFeed()
+        let (feed, gpsd) = try startFeed(in: scratch)
         try feed.expectKilledOutrightStopping(gpsd, named: "gpsd")
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(left.count == 1 && left[0].hasPrefix("offstage-gpsd-"), "\(left)")
-        let (next, nextGPSD) = try startFeed()
+        let (next, nextGPSD) = try startFeed(in: scratch)
         defer { if next.process.isRunning { kill(next.process.processIdentifier, SIGKILL) } }
         let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
         #expect(now.count == 1 && !left.contains(now[0]), "the killed feed's \(left) was kept: \(now)")

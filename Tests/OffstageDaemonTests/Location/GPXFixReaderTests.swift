@@ -1,6 +1,7 @@
 import Foundation
 import OffstageCore
 @testable import OffstageDaemon
+import Synchronization
 import Testing
 
 @Suite struct GPXFixReaderTests {
@@ -66,6 +67,45 @@ import Testing
         #expect(summary.skipped == 0 && summary.ignored == 2)
     }
 
+    /// A pipe can be read once only: no look for a track first (it took
+    /// the first points away from the read), and its points come in
+    /// document order.
+    @Test func aGPXPipeIsReadOnceInDocumentOrder() throws {
+        let dir = try makeTemporaryDirectory()
+        let fifo = dir.appendingPathComponent("pipe.gpx").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let gpx = """
+            <gpx version="1.1">
+              <wpt lat="48.8566" lon="2.3522"><name>Start</name></wpt>
+              <trk><trkseg>
+                <trkpt lat="48.85" lon="2.35"><time>2024-06-01T08:00:00Z</time></trkpt>
+                <trkpt lat="48.8501" lon="2.3501"><time>2024-06-01T08:00:01Z</time></trkpt>
+              </trkseg></trk>
+            </gpx>
+            """
+        let writer = Thread {
+            guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+            handle.write(Data(gpx.utf8))
+            try? handle.close()
+        }
+        writer.start()
+        // Read on a thread of its own: a second open of the pipe (a second
+        // read) would wait for a writer for good, and the test would hang
+        // instead of failing.
+        let read = Mutex<Result<[LocationFix], any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let outcome = Result { try readAll(fifo).0 }
+            read.withLock { $0 = outcome }
+            done.signal()
+        }.start()
+        let finished = done.wait(timeout: .now() + 30) == .success
+        #expect(finished, "the read of the pipe never ended")
+        if !finished, let release = FileHandle(forWritingAtPath: fifo) { try? release.close() }
+        let fixes = try read.withLock { $0 }?.get()
+        #expect(fixes?.map(\.time) == [1_704_067_200, 1_717_228_800, 1_717_228_801])
+    }
+
     /// GPX times are UTC: one without a zone is read as UTC (it was bad
     /// input); `+hhmm` is an offset as `+hh:mm` is; an offset of a day or
     /// more is refused (`+99:99` moved the time by four days); a leap second
@@ -80,8 +120,8 @@ import Testing
         #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00+24:00") == nil)
         #expect(LocationTimeFormat.parseISO8601("2024-06-01T08:00:00+02") == nil)
         let midnight = Double(LocationTimeFormat.daysFromCivil(year: 2017, month: 1, day: 1) * 86_400)
-        #expect(LocationTimeFormat.parseISO8601("2016-12-31T23:59:60Z") == midnight - 0.5)
-        #expect(LocationTimeFormat.parseISO8601("2017-01-01T00:59:60.5+01:00") == midnight - 0.25)
+        #expect(LocationTimeFormat.parseISO8601("2016-12-31T23:59:60Z") == midnight - 60 + 59.999)
+        #expect(LocationTimeFormat.parseISO8601("2017-01-01T00:59:60.5+01:00") == midnight - 60 + 59.999)
         #expect(LocationTimeFormat.parseISO8601("2016-12-31T12:59:60Z") == nil)
     }
 
@@ -213,21 +253,29 @@ extension GPSDJSONFixReaderTests {
             not json
             {"class":"TPV","mode":3,"time":"2024-05-01T08:00:01.000Z","lat":48.8501,"lon":2.3501,"altMSL":36.0}
             """
-        var delivered: [(LocationFix, Int)] = []
+        var delivered: [LocationFix] = []
         var options = LocationFixtureReadOptions()
         options.policy = .strict
         // Under the strict policy, the held fix comes out before the bad line stops the read.
         #expect(throws: LocationFixtureError.self) {
             _ = try LocationFixtureReader(path: try write(text, to: "twice.json", in: dir), options: options).read {
-                delivered.append(($0, delivered.count))
+                delivered.append($0)
             }
         }
-        #expect(delivered.map(\.0) == [
+        #expect(delivered == [
             LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90)
         ])
         let (fixes, summary) = try readAll(try write(text, to: "twice2.json", in: dir))
         #expect(fixes.map(\.time) == [1_714_550_400, 1_714_550_401])
         #expect(summary.ignored == 1 && summary.issues.map(\.line) == [3])
+        // Another receiver's report of the same second is not merged into the first's.
+        let two = """
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35}
+            {"class":"TPV","device":"/dev/ttyB","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":40.0,"lon":3.0,"altMSL":35.0}
+            """
+        let (first, twoSummary) = try readAll(try write(two, to: "two.json", in: dir))
+        #expect(first == [LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400)])
+        #expect(twoSummary.issues.map(\.line) == [2])
     }
 }
 

@@ -228,6 +228,21 @@ import Testing
         #expect(datedSummary.issues.map(\.line) == [5])
     }
 
+    /// An RMC's date counts even when its epoch is refused for a bad value:
+    /// the GGA-only epochs after it were refused as having no date.
+    @Test func aRefusedEpochsRMCStillDatesTheGGAOnlyOnesAfterIt() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPGGA,120000.000,4851.0000,N,00221.0000,E,1,08,1.0,99999999.0,M,0.0,M,,"),
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,,,010524,,,A"),
+            nmea("GPGGA,120001.000,4851.0010,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+        ].joined(separator: "\n")
+        let (fixes, summary) = try readAll(try write(text, to: "refused.nmea", in: dir))
+        let noonAndASecond: Double = 1_714_521_600 + 12 * 3600 + 1
+        #expect(fixes.map(\.time) == [noonAndASecond])
+        #expect(summary.issues.count == 1 && summary.issues.first?.message.hasPrefix("altitude out of range") == true, "\(summary.issues)")
+    }
+
     /// Trailing blanks after the checksum and a byte order mark before the
     /// first sentence cost that sentence (`bad checksum 41 , expected 41`).
     @Test func trailingBlanksAndAByteOrderMarkAreNotPartOfTheSentence() throws {
@@ -254,7 +269,7 @@ import Testing
         let (fixes, summary) = try readAll(try write(text, to: "leap.nmea", in: dir))
         let midnight = Double(LocationTimeFormat.daysFromCivil(year: 2017, month: 1, day: 1) * 86_400)
         #expect(summary.skipped == 0, "\(summary.issues)")
-        #expect(fixes.map(\.time) == [midnight - 1, midnight - 0.5, midnight])
+        #expect(fixes.map(\.time) == [midnight - 1, midnight - 60 + 59.999, midnight])
         // A 61st second anywhere else is bad input.
         let (other, otherSummary) = try readAll(try write(epoch("120060.000", "311216"), to: "bad.nmea", in: dir))
         #expect(other.isEmpty && otherSummary.skipped > 0)
