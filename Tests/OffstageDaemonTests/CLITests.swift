@@ -335,6 +335,7 @@ struct CLITests {
         for expected in ["events", "apps"] {
             try #require(awaitReadable(listener, within: .seconds(30)), "the follower did not connect")
             let connection = LineSocket(fd: accept(listener, nil, nil))
+            try connection.setReceiveTimeout(.seconds(30))  // a follower that never asks fails, not hangs
             let request = try #require(try connection.receive())
             try #require(request["command"]?.stringValue == expected, "\(request)")
             if expected == "events" {

@@ -106,9 +106,10 @@ final class RunningOffstage {
     }
 
     /// Reads stdout (or stderr) until a line containing `text` arrives;
-    /// false when the stream ends first, or nothing comes for `limit`.
+    /// false when the stream ends first, or it has not come within `limit`.
     func awaitLine(containing text: String, onStandardError: Bool = false, within limit: Duration = .seconds(60)) -> Bool {
-        while let line = nextLine(onStandardError: onStandardError, within: limit) {
+        let deadline = ContinuousClock.now + limit
+        while let line = nextLine(onStandardError: onStandardError, within: max(.zero, deadline - ContinuousClock.now)) {
             if line.contains(text) { return true }
         }
         return false
@@ -176,6 +177,23 @@ final class RunningOffstage {
         _ = finish()
         #expect(process.terminationReason == .uncaughtSignal, sourceLocation: sourceLocation)
         #expect(awaitReadable(exit, within: .seconds(10)), "\(name) \(child) outlived the killed command", sourceLocation: sourceLocation)
+    }
+
+    /// After ``expectKilledOutrightStopping(_:named:sourceLocation:)``: the
+    /// killed command's one directory (`prefix-…`) is left in `scratch`
+    /// (its TMPDIR), the next command's start (`startNext`, which returns
+    /// it and its server) sweeps it, and the next one, ended with SIGTERM,
+    /// leaves `scratch` empty.
+    func expectLeftDirectorySwept(
+        prefix: String, in scratch: URL, by startNext: () throws -> (command: RunningOffstage, server: Int32),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(left.count == 1 && left[0].hasPrefix(prefix + "-"), "\(left)", sourceLocation: sourceLocation)
+        let (next, server) = try startNext()
+        let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(now.count == 1 && !left.contains(now[0]), "the killed command's \(left) was kept: \(now)", sourceLocation: sourceLocation)
+        try next.expectDiesOf(SIGTERM, stopping: server, emptying: scratch, sourceLocation: sourceLocation)
     }
 
     /// Waits for the end (killing the command past `limit`: its status

@@ -84,33 +84,32 @@ final class AudioFeeder: Sendable {
     /// So the lock is held for a few instructions on each side, and the
     /// consumer and the decoder never wait for each other's copies.
     func take(into destination: UnsafeMutableRawPointer, maximum: Int) -> Take {
-        while true {
-            let (start, wanted) = state.withLock { s in (s.read, min(maximum - maximum % bytesPerFrame, s.count)) }
-            let first = min(wanted, capacity - start)
-            destination.copyMemory(from: ring + start, byteCount: first)
-            if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
-            var signal = false
-            var again = false
-            let result = state.withLock { s -> Take in
-                s.read = (s.read + wanted) % capacity
-                s.count -= wanted
-                if wanted == 0, !s.endOfFile, s.error == nil, maximum >= bytesPerFrame {
-                    // Audio published since the look above came with no
-                    // notice (nobody was starved then), and none would
-                    // follow if the decoder has since filled the ring and
-                    // waits for room: take it now instead.
-                    if s.count > 0 { again = true } else { s.consumerStarved = true }
-                }
-                // At the end or after an error the decoder waits for a seek, not for room.
-                if s.decoderWaiting, !s.endOfFile, s.error == nil, s.count <= capacity / 2 {
-                    s.decoderWaiting = false
-                    signal = true
-                }
-                return Take(bytes: wanted, finished: s.endOfFile && s.count == 0, error: s.count == 0 ? s.error : nil)
-            }
-            if signal { wake.signal() }
-            if !again { return result }
+        let wholeFrames = maximum - maximum % bytesPerFrame
+        // An empty ring marks the consumer starved under the same lock that
+        // finds it empty, so the decoder's next publish sends a notice.
+        let (start, wanted, empty) = state.withLock { s -> (Int, Int, Take?) in
+            let wanted = min(wholeFrames, s.count)
+            guard wanted == 0 else { return (s.read, wanted, nil) }
+            if s.count == 0, !s.endOfFile, s.error == nil, wholeFrames > 0 { s.consumerStarved = true }
+            return (0, 0, Take(bytes: 0, finished: s.endOfFile && s.count == 0, error: s.count == 0 ? s.error : nil))
         }
+        if let empty { return empty }
+        let first = min(wanted, capacity - start)
+        destination.copyMemory(from: ring + start, byteCount: first)
+        if wanted > first { (destination + first).copyMemory(from: ring, byteCount: wanted - first) }
+        var signal = false
+        let result = state.withLock { s -> Take in
+            s.read = (s.read + wanted) % capacity
+            s.count -= wanted
+            // At the end or after an error the decoder waits for a seek, not for room.
+            if s.decoderWaiting, !s.endOfFile, s.error == nil, s.count <= capacity / 2 {
+                s.decoderWaiting = false
+                signal = true
+            }
+            return Take(bytes: wanted, finished: s.endOfFile && s.count == 0, error: s.count == 0 ? s.error : nil)
+        }
+        if signal { wake.signal() }
+        return result
     }
 
     /// Drops what is buffered and decodes from `frame` on.
@@ -148,21 +147,14 @@ final class AudioFeeder: Sendable {
             "\(file.path): truncated: the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s")
     }
 
-    private let hasExitedFlag = Mutex(false)
-
-    /// Whether the decoder thread has exited.
-    var hasExited: Bool { hasExitedFlag.withLock { $0 } }
-
     /// Waits until the decoder thread has exited (after ``stop()``).
     func waitUntilStopped() {
-        if !hasExited { exited.wait() }
+        exited.wait()
+        exited.signal()  // for any later wait
     }
 
     private func decodeLoop() {
-        defer {
-            hasExitedFlag.withLock { $0 = true }
-            exited.signal()
-        }
+        defer { exited.signal() }
         /// Where the decoder is in the file, in frames.
         var decoded = 0
         while true {

@@ -93,15 +93,18 @@ public final class PrivatePulseAudio: Sendable {
             }
         } else {
             madeHere = []
+            let made: OwnedTemporaryDirectory
             do {
-                owned = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
+                made = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
             } catch {
                 throw AudioError(.serverUnavailable, "cannot prepare \(error.path) for PulseAudio: \(error.reason)")
             }
-            self.directory = owned!.url
+            owned = made
+            self.directory = made.url
         }
         do {
-            if owned == nil { try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true) }
+            // A directory the caller named may not exist yet; ours does.
+            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
             try Self.configuration(socket: socketPath, headphones: headphones)
                 .write(to: self.directory.appendingPathComponent("offstage.pa"), atomically: true, encoding: .utf8)
         } catch {

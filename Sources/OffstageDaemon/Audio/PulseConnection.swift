@@ -22,13 +22,12 @@ final class PulseConnection {
     private var closing = false
 
     var players: [AudioPlayerID: PulsePlayer] = [:]
-    /// The route of every sink a listing has shown (the first is made on
-    /// connecting). PulseAudio never reuses a sink's index, so what was
-    /// learnt of one stays true, even once the sink is gone.
+    /// The route of every sink this server's listings have shown (the
+    /// first is made once the latency anchor is ready). A server never
+    /// reuses a sink's index, so what was learnt of one stays true, even
+    /// once the sink is gone; a restarted server numbers its sinks afresh,
+    /// so a lost connection forgets them.
     private(set) var sinkRoutes: [UInt32: AudioRoute] = [:]
-    /// The highest sink index a listing has shown: a sink above it
-    /// appeared since.
-    private(set) var sinkHighWater: UInt32 = 0
     private var nextPlayer = 1
     /// A corked, empty stream holding the server at our latency.
     private var latencyAnchor: OpaquePointer?
@@ -120,6 +119,7 @@ final class PulseConnection {
         for player in players.values { retire(player) }
         players.removeAll()
         pending.removeAll()
+        sinkRoutes.removeAll()
         // Wakes callers waiting for an operation the failure cancelled.
         pa_threaded_mainloop_signal(mainloop, 0)
         guard everConnected else {
@@ -254,7 +254,6 @@ final class PulseConnection {
         listing.completion = { [unowned self] sinks in
             self.pending[key] = nil
             for (index, sink) in sinks { self.sinkRoutes[index] = sink.route }
-            self.sinkHighWater = max(self.sinkHighWater, sinks.keys.max() ?? 0)
             then(sinks)
         }
         ask(listing) { pa_context_get_sink_info_list($0, PulseCallbacks.sinkList, $1) }

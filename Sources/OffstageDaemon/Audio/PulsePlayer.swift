@@ -101,16 +101,14 @@ final class PulsePlayer {
             self.draining = nil
         }
         guard let stream else { return }
-        pa_stream_set_state_callback(stream, nil, nil)
+        self.stream = nil
+        let creating = pa_stream_get_state(stream) == PA_STREAM_CREATING
+        pa_stream_set_state_callback(stream, creating ? PulseCallbacks.closingStreamState : nil, nil)
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_event_callback(stream, nil, nil)
         pa_stream_set_moved_callback(stream, nil, nil)
         pa_stream_set_started_callback(stream, nil, nil)
-        self.stream = nil
-        if pa_stream_get_state(stream) == PA_STREAM_CREATING {
-            pa_stream_set_state_callback(stream, PulseCallbacks.closingStreamState, nil)
-            return
-        }
+        if creating { return }
         pa_stream_disconnect(stream)
         pa_stream_unref(stream)
     }
@@ -315,7 +313,8 @@ final class PulsePlayer {
         let from = sinkIndex
         let to = pa_stream_get_device_index(stream)
         sinkIndex = to
-        let appeared = to > connection.sinkHighWater
+        // A sink above every index listed so far appeared since.
+        let appeared = to > (connection.sinkRoutes.keys.max() ?? 0)
         let id = id
         connection.listSinks { [unowned connection] sinks in
             guard let player = connection.players[id] else { return }

@@ -326,16 +326,15 @@ extension Engine {
     /// The bundle id `events --app` means: one installed or in the log, or
     /// the last part of exactly one such id, as the timeline shows it
     /// (`StateLab` for `com.offstage.samples.StateLab`).
-    /// - Parameter following: for `events --follow`, a bundle id (a name
-    ///   with a dot) that matches nothing yet is taken as it is: the app
-    ///   may be installed later.
     /// - Throws: ``DaemonError`` `unknownApp` when it names none, or several.
-    func appFilter(_ name: String?, following: Bool = false) throws -> String? {
-        try resolveAppFilter(name, following: following).app
+    func appFilter(_ name: String?) throws -> String? {
+        try resolveAppFilter(name, following: false).app
     }
 
-    /// ``appFilter(_:following:)``, and whether the app is known (installed
-    /// or in the log): false for a bundle id followed as it is.
+    /// ``appFilter(_:)``, and whether the app is known (installed or in the
+    /// log). For `events --follow` (`following`), a bundle id (a name with
+    /// a dot) that matches nothing yet is taken as it is, as not known: the
+    /// app may be installed later.
     func resolveAppFilter(_ name: String?, following: Bool) throws -> (app: String?, known: Bool) {
         guard let name, bundles[name] == nil else { return (name, true) }
         var known = Set(bundles.keys)

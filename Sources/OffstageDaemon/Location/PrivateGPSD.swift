@@ -105,39 +105,37 @@ public final class PrivateGPSD: Sendable {
             throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
         }
         let deadline = ContinuousClock.now + timeout
-        // Started once the port answers with gpsd's greeting. Another program
-        // (or another gpsd) may hold 127.0.0.1:port: gpsd then says it cannot
-        // bind it but keeps running on ::1, which our clients do not use.
-        while !LocationSocket.isGPSD(port: port) {
+        // Started once the port answers with gpsd's greeting and, given a
+        // device, lists ours. Another program (or another gpsd) may hold
+        // 127.0.0.1:port: gpsd then says it cannot bind it but keeps running
+        // on ::1, which our clients do not use. And the port may answer for
+        // another gpsd that took it first (two commands started at once),
+        // ours failing to bind it and exiting: ours is the one that reads
+        // our device. The device is looked for in short looks, so that ours
+        // losing the port ends the wait.
+        while true {
+            let started = devices.first.map {
+                GPSDControl.waitForDevice($0, port: port, timeout: max(.zero, min(.milliseconds(250), deadline - ContinuousClock.now)))
+            } ?? LocationSocket.isGPSD(port: port)
+            if started { return p }
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             let refused = text.split(separator: "\n").first { $0.contains("can't bind to IPv4 port") }
-            if refused != nil || !p.isRunning || ContinuousClock.now > deadline {
-                p.stop()
-                let why = refused ?? text.split(separator: "\n").last
-                throw LocationSystemError(
-                    "start gpsd on port \(port)", detail: why.map(String.init) ?? "did not answer in time")
+            let lostPort = refused != nil || !p.isRunning
+            guard lostPort || ContinuousClock.now > deadline else {
+                if devices.isEmpty { Thread.sleepBriefly() }
+                continue
             }
-            Thread.sleepBriefly()
-        }
-        // The port may answer for another gpsd that took it first (two
-        // commands started at once), ours failing to bind it and exiting:
-        // ours is the one that reads our device.
-        if let device = devices.first {
-            // In short looks, so that ours exiting (it lost the port) ends the wait.
-            var lostPort = false
-            var listed = false
-            while !listed, !lostPort, ContinuousClock.now < deadline {
-                listed = GPSDControl.waitForDevice(device, port: port, timeout: min(.milliseconds(250), deadline - ContinuousClock.now))
-                lostPort = !listed && (!p.isRunning || ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("can't bind to IPv4 port"))
-            }
-            if listed { return p }
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             p.stop()
-            throw LocationSystemError(
-                "start gpsd on port \(port)",
-                detail: lostPort ? "another gpsd answers there" : "it did not open \(device) (\(text.split(separator: "\n").last.map(String.init) ?? "its log is empty"))")
+            let why: String
+            if lostPort, !devices.isEmpty, LocationSocket.isGPSD(port: port) {
+                why = "another gpsd answers there"
+            } else if let device = devices.first, !lostPort, LocationSocket.isGPSD(port: port) {
+                why = "it did not open \(device) (\(text.split(separator: "\n").last.map(String.init) ?? "its log is empty"))"
+            } else {
+                why = (refused ?? text.split(separator: "\n").last).map(String.init) ?? "did not answer in time"
+            }
+            throw LocationSystemError("start gpsd on port \(port)", detail: why)
         }
-        return p
     }
 
     /// Whether the gpsd process is running.

@@ -66,8 +66,8 @@ import Testing
 
     /// `audio server` with its temporary directory in a scratch TMPDIR; the
     /// PulseAudio it runs, once it prints where it is.
-    func startServerCommand() throws -> (command: RunningOffstage, pulseaudio: Int32, scratch: URL) {
-        let scratch = try makeTemporaryDirectory()
+    func startServerCommand(in given: URL? = nil) throws -> (command: RunningOffstage, pulseaudio: Int32, scratch: URL) {
+        let scratch = try given ?? makeTemporaryDirectory()
         let command = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
         #expect(command.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
         return (command, try #require(command.child(named: "pulseaudio")), scratch)
@@ -88,14 +88,10 @@ import Testing
         let (command, pulseaudio, scratch) = try startServerCommand()
         defer { try? FileManager.default.removeItem(at: scratch) }
         try command.expectKilledOutrightStopping(pulseaudio, named: "PulseAudio")
-        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
-        #expect(left.count == 1 && left[0].hasPrefix("offstage-pulse-"), "\(left)")
-        let next = try RunningOffstage(["audio", "server"], environment: ["TMPDIR": scratch.path])
-        defer { if next.process.isRunning { kill(next.process.processIdentifier, SIGTERM) } }
-        #expect(next.awaitLine(containing: "PULSE_SERVER=unix:" + scratch.path))
-        let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
-        #expect(now.count == 1 && !left.contains(now[0]), "the killed command's \(left) was kept: \(now)")
-        try next.expectDiesOf(SIGTERM, stopping: try #require(next.child(named: "pulseaudio")), emptying: scratch)
+        try command.expectLeftDirectorySwept(prefix: "offstage-pulse", in: scratch) {
+            let (next, server, _) = try startServerCommand(in: scratch)
+            return (next, server)
+        }
     }
 
     /// A server that dies under the command is reported, not waited on forever.

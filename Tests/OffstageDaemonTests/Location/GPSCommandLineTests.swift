@@ -266,12 +266,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: scratch) }
         let (feed, gpsd) = try startFeed(in: scratch)
         try feed.expectKilledOutrightStopping(gpsd, named: "gpsd")
-        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
-        #expect(left.count == 1 && left[0].hasPrefix("offstage-gpsd-"), "\(left)")
-        let (next, nextGPSD) = try startFeed(in: scratch)
-        defer { if next.process.isRunning { kill(next.process.processIdentifier, SIGKILL) } }
-        let now = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
-        #expect(now.count == 1 && !left.contains(now[0]), "the killed feed's \(left) was kept: \(now)")
-        try next.expectDiesOf(SIGTERM, stopping: nextGPSD, emptying: scratch)
+        try feed.expectLeftDirectorySwept(prefix: "offstage-gpsd", in: scratch) {
+            let (next, server) = try startFeed(in: scratch)
+            return (next, server)
+        }
     }
 }
