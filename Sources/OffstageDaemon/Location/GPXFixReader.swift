@@ -6,7 +6,9 @@ import OffstageCore
 
 /// Reads fixes from a GPX 1.1 (or 1.0) file through a streaming XML parser.
 ///
-/// Track points (`trk`/`trkseg`/`trkpt`) carry their `time`; routes
+/// Track points (`trk`/`trkseg`/`trkpt`) carry their `time`, and may carry
+/// `ele`, and a speed (m/s) and course (degrees) as GPX 1.0's `speed` and
+/// `course` or inside `extensions` (Garmin's TrackPointExtension); routes
 /// (`rte`/`rtept`) and waypoints (`wpt`) usually do not, so an untimed one
 /// is timed by ``LocationFixtureReadOptions/routeSpeed`` from the previous
 /// point (the first at ``LocationFixtureReadOptions/routeStartTime``), as
@@ -118,6 +120,9 @@ public struct GPXFixReader: Sendable {
             checker = LocationFixChecker(file: reader.path, options: reader.options)
         }
 
+        /// Fields also read from deeper inside a point.
+        static let extensionFields: Set<String> = ["speed", "course"]
+
         static func local(_ name: String) -> Substring {
             name.split(separator: ":").last ?? Substring(name)
         }
@@ -159,8 +164,14 @@ public struct GPXFixReader: Sendable {
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
             guard !failed, let kind else { return }
             if depthInPoint > 0 {
+                let local = String(Self.local(name))
                 if depthInPoint == 1 {
-                    fields[String(Self.local(name))] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    fields[local] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                } else if Self.extensionFields.contains(local), fields[local] == nil {
+                    // Speed and course inside <extensions> (Garmin's
+                    // TrackPointExtension, as GPXFixWriter writes them);
+                    // a point's own <speed> and <course> (GPX 1.0) win.
+                    fields[local] = text.trimmingCharacters(in: .whitespacesAndNewlines)
                 }
                 depthInPoint -= 1
                 return

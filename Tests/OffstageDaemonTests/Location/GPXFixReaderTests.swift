@@ -21,7 +21,42 @@ import Testing
         #expect(summary.fixes == 3 && summary.skipped == 0)
         #expect(fixes.map(\.time) == [1_714_550_400, 1_714_550_401.25, 1_714_550_402])
         #expect(fixes[0].altitude == 35.5 && fixes[2].altitude == nil)
-        #expect(fixes[1].speed == nil)  // only direct children of the point are read
+        // Speed and course also come from inside <extensions>.
+        #expect(fixes[1].speed == 9 && fixes[0].speed == nil)
+    }
+
+    /// GPX 1.1 has no speed or course: the writer puts them in Garmin's
+    /// TrackPointExtension, and a conversion to GPX lost them before.
+    @Test func speedAndCourseSurviveAGPXRoundTrip() throws {
+        let dir = try makeTemporaryDirectory()
+        let fixes = [
+            LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 12.345, course: 271.5),
+            LocationFix(latitude: 48.8501, longitude: 2.3501, time: 1_714_550_401, speed: 0),
+            LocationFix(latitude: 48.8502, longitude: 2.3502, time: 1_714_550_402),
+        ]
+        let gpx = GPXFixWriter.header(name: "trip") + fixes.map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        #expect(gpx.contains("<gpxtpx:speed>12.345</gpxtpx:speed><gpxtpx:course>271.50</gpxtpx:course>"))
+        let (read, summary) = try readAll(try write(gpx, to: "trip.gpx", in: dir))
+        #expect(summary.fixes == 3 && summary.skipped == 0)
+        #expect(read.map(\.speed) == [12.345, 0, nil])
+        #expect(read.map(\.course) == [271.5, nil, nil])
+        #expect(read.map(\.altitude) == [35, nil, nil])
+    }
+
+    /// A point's own <speed> (GPX 1.0) wins over one in its extensions.
+    @Test func aPointsOwnSpeedWinsOverItsExtensions() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.0" creator="test" xmlns:x="urn:x">
+             <trk><trkseg>
+              <trkpt lat="1" lon="2"><time>2024-05-01T08:00:00Z</time><speed>3</speed><course>90</course><extensions><x:e><x:speed>7</x:speed></x:e></extensions></trkpt>
+              <trkpt lat="1" lon="2.001"><time>2024-05-01T08:00:01Z</time><extensions><x:e><x:speed>7</x:speed><x:course>45</x:course></x:e></extensions><speed>4</speed></trkpt>
+             </trkseg></trk>
+            </gpx>
+            """
+        let (fixes, _) = try readAll(try write(gpx, to: "own.gpx", in: dir))
+        #expect(fixes.map(\.speed) == [3, 4])
+        #expect(fixes.map(\.course) == [90, 45])
     }
 
     @Test func routesAndWaypointsAreTimedBySpeed() throws {
