@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import OffstageCore
 import OffstageDaemon
-import Synchronization
 
 /// `offstage audio play`: play a file and print what the engine sees.
 struct AudioPlayCommand: AsyncParsableCommand {
@@ -59,20 +58,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let began = ContinuousClock.now
             printError("   time       position  event")
             var player = try startPlayer(backend, request, at: startTime)
-            let tracker = PositionTracker(start: startTime)
-            // The position is read often, so a restart after a server reset
-            // resumes from where the sound was, not from the last event.
-            let polling = Task {
-                while !Task.isCancelled {
-                    let player = tracker.player
-                    if let position = try? backend.position(player) {
-                        tracker.update(position, playing: (try? backend.state(player)) == .playing)
-                    }
-                    try? await Task.sleep(for: .seconds(1))
-                }
-            }
-            defer { polling.cancel() }
-            tracker.follow(player)
+            // Where the sound is, from the position read at each event (the
+            // first is `started`) and the time since, so a restart after a
+            // server reset resumes where the sound stopped. Nothing polls.
+            var tracker = PositionTracker(start: startTime)
             for await event in backend.events {
                 var lastPosition = tracker.position
                 switch event {
@@ -87,8 +76,15 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     let reckoned = lastPosition.seconds
                     lastPosition = .seconds(loop ? reckoned.truncatingRemainder(dividingBy: length) : min(reckoned, length))
                     line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
-                    player = try startPlayer(backend, request, at: lastPosition)
-                    tracker.follow(player)
+                    do {
+                        player = try startPlayer(backend, request, at: lastPosition)
+                        tracker.restart(at: lastPosition)
+                    } catch let error as AudioError where error.code == .serverUnavailable || error.code == .noSuchPlayer {
+                        // The server died again before the player was made
+                        // (or just after, taking it along): the backend
+                        // reconnects, and the next reset plays from here.
+                        line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  the server went away again (\(error.message)); waiting for it")
+                    }
                 case .player(let id, let event):
                     guard id == player else { continue }
                     if let position = try? backend.position(id) {
@@ -98,7 +94,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(event)")
                     switch event {
                     case .interruptionEnded(let shouldResume):
-                        if shouldResume { try backend.play(id) } else { line("not resuming (no shouldResume)"); return }
+                        guard shouldResume else { line("not resuming (no shouldResume)"); return }
+                        try backend.play(id)
+                        // `started` comes once per player: the sound moves on from here.
+                        tracker.update(lastPosition, playing: true)
                     case .routeChanged(.oldDeviceUnavailable, _, _):
                         line("paused, as iOS does when the headphones are unplugged")
                         return
@@ -134,49 +133,27 @@ struct AudioPlayCommand: AsyncParsableCommand {
     }
 }
 
-/// The player being followed and where its sound is, shared with the
-/// task that polls it.
-///
-/// Polled once a second; in between, a playing player's position is the
-/// last one read plus the time since, so a restart after a server reset
-/// resumes where the sound stopped (it used to resume from the last poll,
-/// up to a second early).
-private final class PositionTracker: Sendable {
-    private struct State {
-        var player = AudioPlayerID(0)
-        var position: Duration
-        /// When `position` was read, if the player was playing then.
-        var playingSince: ContinuousClock.Instant?
-    }
-    private let state: Mutex<State>
+/// Where a player's sound is: the position read at its last event, and
+/// while it plays, the time since. A player's clock is the sound card's,
+/// so the estimate drifts from the real position only by the sink's
+/// drift from the system clock.
+private struct PositionTracker {
+    private var base: Duration
+    /// When `base` was read, if the player was playing then.
+    private var playingSince: ContinuousClock.Instant?
 
-    init(start: Duration) { state = Mutex(State(position: start)) }
+    init(start: Duration) { base = start }
 
-    var player: AudioPlayerID { state.withLock { $0.player } }
+    var position: Duration { base + (playingSince.map { ContinuousClock.now - $0 } ?? .zero) }
 
-    var position: Duration {
-        state.withLock { s in s.position + (s.playingSince.map { ContinuousClock.now - $0 } ?? .zero) }
+    mutating func update(_ position: Duration, playing: Bool) {
+        base = position
+        playingSince = playing ? ContinuousClock.now : nil
     }
 
-    func follow(_ player: AudioPlayerID) {
-        state.withLock { s in
-            s.player = player
-            s.playingSince = nil
-        }
-    }
-
-    func update(_ position: Duration, playing: Bool) {
-        state.withLock { s in
-            s.position = position
-            s.playingSince = playing ? ContinuousClock.now : nil
-        }
-    }
+    /// A new player starts at `position` (it plays from its `started` event).
+    mutating func restart(at position: Duration) { update(position, playing: false) }
 
     /// The sound stopped now (the server is gone): the position stays.
-    func freeze() {
-        state.withLock { s in
-            if let since = s.playingSince { s.position += ContinuousClock.now - since }
-            s.playingSince = nil
-        }
-    }
+    mutating func freeze() { update(position, playing: false) }
 }

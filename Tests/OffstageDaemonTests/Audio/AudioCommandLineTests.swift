@@ -20,6 +20,32 @@ import Testing
         #expect(run.stderr.hasPrefix("Playing \(audioFixture("ringtone.wav")) (WAV (Microsoft), 22050 Hz, 1 channel, 1 s) as music on the speaker."))
     }
 
+    /// After a server restart the command plays again from where the
+    /// sound was: the position read at `started`, plus the time it played
+    /// until the server went (nothing polls it any more).
+    @Test func aRestartedServerPlaysOnFromWhereTheSoundWas() throws {
+        let server = try PrivatePulseAudio(exitWhenIdle: .seconds(30))
+        let command = try RunningOffstage(
+            ["audio", "play", audioFixture("clip.wav"), "--start", "2"], environment: ["PULSE_SERVER": server.serverAddress])
+        #expect(command.awaitLine(containing: "started"))
+        let started = ContinuousClock.now
+        // Not a wait for an event: the sound plays a second, and how far it
+        // got is what the test checks.
+        Thread.sleep(forTimeInterval: 1)
+        server.kill()
+        let played = ContinuousClock.now - started
+        #expect(command.awaitLine(containing: "reconnecting"))
+        try server.restart()
+        let reset = try #require(command.nextLine(), "no line after the reconnecting one")
+        let from = try #require(reset.firstRange(of: "playing again from ").map { reset[$0.upperBound...].split(separator: " ")[0] }, "\(reset)")
+        let position = try #require(Double(from), "\(reset)")
+        // `started` is read a little after it came, and the server dies a little after the kill.
+        #expect(position >= 2 + played.seconds - 0.3 && position <= 2 + played.seconds + 0.5, "\(reset), played \(played)")
+        #expect(command.awaitLine(containing: "started"), "it plays again")
+        kill(command.process.processIdentifier, SIGTERM)
+        _ = command.finish()
+    }
+
     @Test func aMissingFileIsOneLineNamingIt() throws {
         let run = try runOffstage(["audio", "play", "/nonexistent/song.ogg"])
         #expect(run.status == 1)
