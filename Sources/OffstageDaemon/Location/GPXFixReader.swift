@@ -8,7 +8,7 @@ import OffstageCore
 ///
 /// Track points (`trk`/`trkseg`/`trkpt`) carry their `time`, and may carry
 /// `ele`, and a speed (m/s) and course (degrees) as GPX 1.0's `speed` and
-/// `course` or inside `extensions` (Garmin's TrackPointExtension); routes
+/// `course` or inside `extensions` (see `Delegate.extensionValue`); routes
 /// (`rte`/`rtept`) and waypoints (`wpt`) usually do not, so an untimed one
 /// is timed by ``LocationFixtureReadOptions/routeSpeed`` from the previous
 /// point (the first at ``LocationFixtureReadOptions/routeStartTime``), as
@@ -108,8 +108,11 @@ public struct GPXFixReader: Sendable {
         var longitude: Double?
         var badAttribute: String?
         var fields: [String: String] = [:]
+        /// Speed and course from the point's extensions (see ``extensionValue(_:at:)``).
+        var extensionValues: [String: Double] = [:]
         var text = ""
-        var depthInPoint = 0
+        /// The local names of the elements open inside the point.
+        var pathInPoint: [Substring] = []
         var previous: LocationFix?
         /// The file has a track: untimed route points and waypoints are left out.
         var leavesUntimedPointsOut = false
@@ -120,8 +123,21 @@ public struct GPXFixReader: Sendable {
             checker = LocationFixChecker(file: reader.path, options: reader.options)
         }
 
-        /// Fields also read from deeper inside a point.
-        static let extensionFields: Set<String> = ["speed", "course"]
+        /// A speed (m/s) or course (degrees) inside a point's extensions:
+        /// a direct child of `<extensions>` (as gpxdata and OsmAnd write
+        /// them) or of a `TrackPointExtension` in it (Garmin's v2, as
+        /// ``GPXFixWriter`` writes them). Any namespace: writers differ.
+        /// An extra, not the point's data: a value that is not a number, or
+        /// out of range (CoreLocation's -1 for unknown), is left out, and
+        /// the point stays good. Nil for anything else.
+        static func extensionValue(_ text: String, at path: [Substring]) -> (name: String, value: Double)? {
+            guard let name = path.last, name == "speed" || name == "course", path.first == "extensions",
+                path.count == 2 || (path.count == 3 && path[1].hasSuffix("TrackPointExtension")),
+                let value = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
+            else { return nil }
+            let plausible = name == "speed" ? value >= 0 && value <= 100_000 : value >= 0 && value < 360
+            return plausible ? (String(name), value) : nil
+        }
 
         static func local(_ name: String) -> Substring {
             name.split(separator: ":").last ?? Substring(name)
@@ -133,15 +149,16 @@ public struct GPXFixReader: Sendable {
             let local = Self.local(name)
             if local == "gpx" { sawGPX = true }
             if kind != nil {
-                depthInPoint += 1
+                pathInPoint.append(local)
                 text = ""
                 return
             }
             guard let k = PointKind(rawValue: String(local)), reader.kinds.contains(k) else { return }
             kind = k
             pointLine = parser.lineNumber
-            depthInPoint = 0
+            pathInPoint = []
             fields = [:]
+            extensionValues = [:]
             badAttribute = nil
             latitude = nil
             longitude = nil
@@ -163,17 +180,13 @@ public struct GPXFixReader: Sendable {
 
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
             guard !failed, let kind else { return }
-            if depthInPoint > 0 {
-                let local = String(Self.local(name))
-                if depthInPoint == 1 {
-                    fields[local] = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                } else if Self.extensionFields.contains(local), fields[local] == nil {
-                    // Speed and course inside <extensions> (Garmin's
-                    // TrackPointExtension, as GPXFixWriter writes them);
-                    // a point's own <speed> and <course> (GPX 1.0) win.
-                    fields[local] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !pathInPoint.isEmpty {
+                if pathInPoint.count == 1 {
+                    fields[String(Self.local(name))] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                } else if let (name, value) = Self.extensionValue(text, at: pathInPoint), extensionValues[name] == nil {
+                    extensionValues[name] = value
                 }
-                depthInPoint -= 1
+                pathInPoint.removeLast()
                 return
             }
             guard Self.local(name) == kind.rawValue else { return }
@@ -219,8 +232,9 @@ public struct GPXFixReader: Sendable {
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
                 altitude: fields["ele"].flatMap(Double.init),
-                speed: fields["speed"].flatMap(Double.init),
-                course: fields["course"].flatMap(Double.init))
+                // A point's own <speed> and <course> (GPX 1.0) win over its extensions'.
+                speed: fields["speed"].flatMap(Double.init) ?? extensionValues["speed"],
+                course: fields["course"].flatMap(Double.init) ?? extensionValues["course"])
             if let accepted = try checker.accept(fix, line: pointLine) {
                 previous = accepted
                 try body(accepted)

@@ -5,7 +5,7 @@ import OffstageCore
 ///
 /// GPX 1.1 has no speed or course (1.0 had them), so a fix's speed (m/s)
 /// and course (degrees) go in Garmin's TrackPointExtension v2, which
-/// most GPX tools read, and which ``GPXFixReader`` reads back.
+/// several GPX tools read, and which ``GPXFixReader`` reads back.
 public enum GPXFixWriter {
     /// The namespace of Garmin's TrackPointExtension v2.
     public static let trackPointExtension = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
@@ -30,7 +30,11 @@ public enum GPXFixWriter {
         if fix.speed != nil || fix.course != nil {
             s += "<extensions><gpxtpx:TrackPointExtension>"
             if let speed = fix.speed { s += "<gpxtpx:speed>\(NMEAFixWriter.decimal(speed, 3))</gpxtpx:speed>" }
-            if let course = fix.course { s += "<gpxtpx:course>\(NMEAFixWriter.decimal(course, 2))</gpxtpx:course>" }
+            if let course = fix.course {
+                // 0 ≤ course < 360 in the schema: 360 (or 359.996, rounded) is north, 0.
+                let hundredths = (course * 100).rounded().truncatingRemainder(dividingBy: 36_000)
+                s += "<gpxtpx:course>\(NMEAFixWriter.decimal(hundredths / 100, 2))</gpxtpx:course>"
+            }
             s += "</gpxtpx:TrackPointExtension></extensions>"
         }
         return s + "</trkpt>\n"

@@ -43,14 +43,42 @@ import Testing
         #expect(read.map(\.altitude) == [35, nil, nil])
     }
 
+    /// Extension values are extras from known places: one that is not a
+    /// number or is out of range (CoreLocation's -1), or that sits in some
+    /// other element (a wind speed), is left out and the point stays good.
+    @Test func extensionSpeedsAndCoursesAreExtrasFromKnownPlaces() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1" creator="test" xmlns:x="urn:x">
+             <trk><trkseg>
+              <trkpt lat="1" lon="2"><time>2024-05-01T08:00:00Z</time><extensions><x:course>Back nine</x:course><x:speed>-1</x:speed></extensions></trkpt>
+              <trkpt lat="1" lon="2.001"><time>2024-05-01T08:00:01Z</time><extensions><x:wind><x:speed>12</x:speed></x:wind><x:TrackPointExtension><x:speed>5</x:speed><x:course>360</x:course></x:TrackPointExtension></extensions></trkpt>
+              <trkpt lat="1" lon="2.002"><time>2024-05-01T08:00:02Z</time><extensions><x:a><x:b><x:speed>9</x:speed></x:b></x:a><course>12.5</course></extensions></trkpt>
+             </trkseg></trk>
+            </gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "extras.gpx", in: dir))
+        #expect(summary.fixes == 3 && summary.skipped == 0, "\(summary.issues)")
+        #expect(fixes.map(\.speed) == [nil, 5, nil])
+        #expect(fixes.map(\.course) == [nil, nil, 12.5])
+    }
+
+    /// The schema's course is below 360: the writer writes north as 0.
+    @Test func aCourseOf360IsWrittenAsNorth() {
+        for course in [360, 359.999] {
+            let point = GPXFixWriter.point(LocationFix(latitude: 1, longitude: 2, time: 0, course: course))
+            #expect(point.contains("<gpxtpx:course>0.00</gpxtpx:course>"), "\(point)")
+        }
+    }
+
     /// A point's own <speed> (GPX 1.0) wins over one in its extensions.
     @Test func aPointsOwnSpeedWinsOverItsExtensions() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
             <gpx version="1.0" creator="test" xmlns:x="urn:x">
              <trk><trkseg>
-              <trkpt lat="1" lon="2"><time>2024-05-01T08:00:00Z</time><speed>3</speed><course>90</course><extensions><x:e><x:speed>7</x:speed></x:e></extensions></trkpt>
-              <trkpt lat="1" lon="2.001"><time>2024-05-01T08:00:01Z</time><extensions><x:e><x:speed>7</x:speed><x:course>45</x:course></x:e></extensions><speed>4</speed></trkpt>
+              <trkpt lat="1" lon="2"><time>2024-05-01T08:00:00Z</time><speed>3</speed><course>90</course><extensions><x:TrackPointExtension><x:speed>7</x:speed></x:TrackPointExtension></extensions></trkpt>
+              <trkpt lat="1" lon="2.001"><time>2024-05-01T08:00:01Z</time><extensions><x:TrackPointExtension><x:speed>7</x:speed><x:course>45</x:course></x:TrackPointExtension></extensions><speed>4</speed></trkpt>
              </trkseg></trk>
             </gpx>
             """
