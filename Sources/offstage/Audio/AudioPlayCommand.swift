@@ -77,6 +77,8 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     lastPosition = .seconds(loop ? reckoned.truncatingRemainder(dividingBy: length) : min(reckoned, length))
                     line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     do {
+                        // A reset already played (the server died twice quickly) has a player: one at a time.
+                        try? backend.stop(player)
                         player = try startPlayer(backend, request, at: lastPosition)
                         tracker.restart(at: lastPosition)
                     } catch let error as AudioError where error.code == .serverUnavailable || error.code == .noSuchPlayer {
@@ -95,9 +97,17 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     switch event {
                     case .interruptionEnded(let shouldResume):
                         guard shouldResume else { line("not resuming (no shouldResume)"); return }
-                        try backend.play(id)
-                        // `started` comes once per player: the sound moves on from here.
-                        tracker.update(lastPosition, playing: true)
+                        do {
+                            try backend.play(id)
+                            // `started` comes once per player: the sound moves on from here.
+                            tracker.update(lastPosition, playing: true)
+                        } catch let error as AudioError where error.code == .serverUnavailable || error.code == .noSuchPlayer
+                            || error == .refused(id, .interrupted)
+                        {
+                            // The server died since (its reset plays again), or
+                            // another call began (its end resumes).
+                            line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  not resumed: \(error.message)")
+                        }
                     case .routeChanged(.oldDeviceUnavailable, _, _):
                         line("paused, as iOS does when the headphones are unplugged")
                         return
@@ -135,8 +145,11 @@ struct AudioPlayCommand: AsyncParsableCommand {
 
 /// Where a player's sound is: the position read at its last event, and
 /// while it plays, the time since. A player's clock is the sound card's,
-/// so the estimate drifts from the real position only by the sink's
-/// drift from the system clock.
+/// so the estimate drifts from the real position by the sink's drift from
+/// the system clock, for as long as it plays without an event (an
+/// underrun's new `started` re-reads it): nothing on a null sink, which
+/// runs on the system clock, and some milliseconds a minute on a sound
+/// card. The poll this replaced re-read it each second.
 private struct PositionTracker {
     private var base: Duration
     /// When `base` was read, if the player was playing then.
