@@ -66,21 +66,38 @@ public final class OwnedTemporaryDirectory: Sendable {
     /// Removes `PREFIX-*` directories in `parent` that are this user's and
     /// whose lock nobody holds: their owner died without removing them.
     /// Directories without a lock file (kept, or made before locks) are
-    /// left alone, and so are `.new` ones (one being made, or, rarely, left
-    /// by a process killed while making it).
+    /// left alone. A `.new` one is being made, for the microseconds between
+    /// its `mkdir` and its rename, without a lock at first: it is taken
+    /// only once it is older than ``abandonedAfter`` and not locked (its
+    /// maker was killed while making it).
     public static func sweep(prefix: String, in parent: URL = FileManager.default.temporaryDirectory) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return }
-        for name in names where name.hasPrefix(prefix + "-") && !name.hasSuffix(".new") {
+        for name in names where name.hasPrefix(prefix + "-") {
             let path = parent.appendingPathComponent(name).path
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { continue }
             let fd = open(path + "/" + lockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            if name.hasSuffix(".new") {
+                guard time(nil) - info.st_mtim.tv_sec > abandonedAfter else {
+                    if fd >= 0 { close(fd) }
+                    continue
+                }
+                // Without a lock file, its maker died before making one.
+                if fd < 0 {
+                    try? FileManager.default.removeItem(atPath: path)
+                    continue
+                }
+            }
             guard fd >= 0 else { continue }
             defer { close(fd) }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
             try? FileManager.default.removeItem(atPath: path)
         }
     }
+
+    /// Seconds after which a `.new` directory nobody locks is taken as
+    /// abandoned (making one takes microseconds).
+    static let abandonedAfter = 60
 
     /// Why a directory could not be made.
     public struct Failure: Error, CustomStringConvertible {

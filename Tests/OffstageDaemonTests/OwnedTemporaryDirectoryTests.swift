@@ -34,6 +34,35 @@ import Testing
         }
     }
 
+    /// A `.new` directory is one being made; one left by a maker killed
+    /// while making it (with or without its lock file) is taken once it is
+    /// old, unless someone still locks it. They were never taken.
+    @Test func anAbandonedNewDirectoryIsTakenOnceOld() throws {
+        let parent = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: parent) }
+        func make(_ name: String, lockFile: Bool, age: Int) throws -> String {
+            let path = parent.appendingPathComponent(name).path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            if lockFile { try #require(FileManager.default.createFile(atPath: path + "/.owner", contents: nil)) }
+            var times = [timeval(tv_sec: time(nil) - age, tv_usec: 0), timeval(tv_sec: time(nil) - age, tv_usec: 0)]
+            try #require(utimes(path, &times) == 0)
+            return path
+        }
+        let old = OwnedTemporaryDirectory.abandonedAfter + 5
+        let bare = try make("z-bare.new", lockFile: false, age: old)
+        let unlocked = try make("z-unlocked.new", lockFile: true, age: old)
+        let locked = try make("z-locked.new", lockFile: true, age: old)
+        let fresh = try make("z-fresh.new", lockFile: false, age: 0)
+        let holder = open(locked + "/.owner", O_RDONLY | O_CLOEXEC)
+        defer { close(holder) }
+        try #require(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        OwnedTemporaryDirectory.sweep(prefix: "z", in: parent)
+        #expect(!FileManager.default.fileExists(atPath: bare))
+        #expect(!FileManager.default.fileExists(atPath: unlocked))
+        #expect(FileManager.default.fileExists(atPath: locked), "a locked one was swept")
+        #expect(FileManager.default.fileExists(atPath: fresh), "one being made was swept")
+    }
+
     @Test func aNewDirectorySweepsFirstAndIsPrivate() throws {
         let parent = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
