@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 # Linked with Swift's runtime and Foundation statically, as an installed
 # `offstage` should be: each run of the command starts about 10 ms sooner
 # (no dynamic linking of the Swift libraries), which the CPU benchmark's
-# `offstage audio play` row counts. Both products take the same flag, or
-# SwiftPM compiles everything again for the other.
-swift build -c release --static-swift-stdlib --product offstage
-swift build -c release --static-swift-stdlib --product AudioBenchmarks
-bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
+# `offstage audio play` row counts. In a build directory of their own:
+# SwiftPM compiles everything again when the flag changes, and the other
+# benchmark scripts build without it.
+build="swift build -c release --static-swift-stdlib --scratch-path .build/static"
+$build --product offstage
+$build --product AudioBenchmarks
+bin="$($build --show-bin-path)"
 exec "$bin/AudioBenchmarks" "$@"
