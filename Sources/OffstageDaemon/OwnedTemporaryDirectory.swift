@@ -14,7 +14,8 @@ import Foundation
 /// its holder dies, however it dies, and it holds across PID namespaces
 /// sharing `/tmp`, which a PID in the name would not. The directory is made
 /// under a `.new` name, locked, then renamed into place, so a sweep never
-/// finds it unlocked while it is being made. A sweep only takes
+/// finds one under its final name unlocked while it is being made (a
+/// `.new` one is taken only when a minute old and unlocked). A sweep only takes
 /// directories of this user (in a shared `/tmp`, a tree someone else made
 /// is not removed with our rights).
 public final class OwnedTemporaryDirectory: Sendable {
@@ -84,6 +85,7 @@ public final class OwnedTemporaryDirectory: Sendable {
                 }
                 // Without a lock file, its maker died before making one.
                 if fd < 0 {
+                    guard errno == ENOENT else { continue }
                     try? FileManager.default.removeItem(atPath: path)
                     continue
                 }

@@ -60,7 +60,7 @@ import Testing
         let (fixes, summary) = try readAll(try write(gpx, to: "extras.gpx", in: dir))
         #expect(summary.fixes == 3 && summary.skipped == 0, "\(summary.issues)")
         #expect(fixes.map(\.speed) == [nil, 5, nil])
-        #expect(fixes.map(\.course) == [nil, nil, 12.5])
+        #expect(fixes.map(\.course) == [nil, 360, 12.5])
     }
 
     /// The schema's course is below 360: the writer writes north as 0.
