@@ -224,6 +224,25 @@ import Testing
         _ = try await rig.playing("clip.mp3")
     }
 
+    /// A restarted server numbers its sinks afresh: headphones plugged in
+    /// after the reset take an index the old server had used. The
+    /// connection kept the old server's sinks, so the new output was not
+    /// new, and the move was reported as an override.
+    @Test func headphonesPluggedInAfterAResetAreANewDevice() async throws {
+        let rig = try PulseRig()
+        // The connection learns the old server's headphones from a move.
+        let before = try await rig.playing("clip.wav")
+        try rig.backend.plugHeadphones()
+        #expect(await rig.recorder.next(.player(before, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))) != nil)
+        rig.server.kill()
+        #expect(await rig.recorder.next { if case .disconnected = $0 { true } else { false } } != nil)
+        try rig.server.restart()
+        #expect(await rig.recorder.next(.mediaServicesReset) != nil)
+        let id = try await rig.playing("clip.wav")
+        try rig.backend.plugHeadphones()
+        #expect(await rig.recorder.next(.player(id, .routeChanged(reason: .newDeviceAvailable, from: .speaker, to: .headphones))) != nil)
+    }
+
     @Test func seekingMovesThePositionAndTheEnd() async throws {
         let rig = try PulseRig()
         let id = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
