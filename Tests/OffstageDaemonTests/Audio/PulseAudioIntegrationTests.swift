@@ -225,9 +225,9 @@ import Testing
     }
 
     /// A restarted server numbers its sinks afresh: headphones plugged in
-    /// after the reset take an index the old server had used. The
-    /// connection kept the old server's sinks, so the new output was not
-    /// new, and the move was reported as an override.
+    /// after the reset take an index the old server had used. Before
+    /// 395a43a the connection kept the old server's sinks, so the new
+    /// output was not new, and the move was reported as an override.
     @Test func headphonesPluggedInAfterAResetAreANewDevice() async throws {
         let rig = try PulseRig()
         // The connection learns the old server's headphones from a move.
