@@ -171,6 +171,12 @@ public struct GPXFixReader: Sendable {
             if kind != nil { text += string }
         }
 
+        /// `<time><![CDATA[2024-05-01T08:00:00Z]]></time>` is the same text
+        /// (some exporters wrap every value); it was a bad time.
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            if kind != nil { text += String(decoding: CDATABlock, as: UTF8.self) }
+        }
+
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
             // libxml2 recovers and closes open elements after an error: a
             // point cut short must not be delivered.

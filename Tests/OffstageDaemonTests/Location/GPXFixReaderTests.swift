@@ -63,6 +63,21 @@ import Testing
         #expect(fixes.map(\.course) == [nil, 360, 12.5])
     }
 
+    /// CDATA is text: some exporters wrap every value in it.
+    @Test func valuesInCDATAAreRead() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1" creator="test">
+             <trk><trkseg>
+              <trkpt lat="1" lon="2"><ele><![CDATA[12.5]]></ele><time><![CDATA[2024-05-01T08:00:00Z]]></time></trkpt>
+             </trkseg></trk>
+            </gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "cdata.gpx", in: dir))
+        #expect(summary.fixes == 1 && summary.skipped == 0, "\(summary.issues)")
+        #expect(fixes.first?.time == 1_714_550_400 && fixes.first?.altitude == 12.5)
+    }
+
     /// The schema's course is below 360: the writer writes north as 0.
     @Test func aCourseOf360IsWrittenAsNorth() {
         for course in [360, 359.999] {
