@@ -77,19 +77,15 @@ public final class OwnedTemporaryDirectory: Sendable {
             let path = parent.appendingPathComponent(name).path
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { continue }
+            let making = name.hasSuffix(".new")
+            if making, time(nil) - info.st_mtim.tv_sec <= abandonedAfter { continue }
             let lockPath = path + "/" + lockName
             let fd = open(lockPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             let noLockFile = fd < 0 && errno == ENOENT  // read at once: nothing in between sets it
-            if name.hasSuffix(".new") {
-                guard time(nil) - info.st_mtim.tv_sec > abandonedAfter else {
-                    if fd >= 0 { close(fd) }
-                    continue
-                }
-                // Without a lock file, its maker died before making one.
-                if noLockFile {
-                    try? FileManager.default.removeItem(atPath: path)
-                    continue
-                }
+            // An old `.new` without a lock file: its maker died before making one.
+            if making, noLockFile {
+                try? FileManager.default.removeItem(atPath: path)
+                continue
             }
             guard fd >= 0 else { continue }
             defer { close(fd) }

@@ -283,7 +283,8 @@ struct BadInputTests {
         defer { Task { await test.stop() } }
         let pid = try await test.launchStateLab()
         let other = try temporaryDirectory()
-        let result = try runOffstage(["daemon", "--data", test.directory + "/data", "--socket", other + "/control.sock"])
+        // Within the suite's minute: a hung daemon fails the test, not the time limit.
+        let result = try runOffstage(["daemon", "--data", test.directory + "/data", "--socket", other + "/control.sock"], within: .seconds(45))
         #expect(result.status == 1)
         #expect(result.stderr == "offstage: error: another daemon is running on the data directory \(test.directory)/data\n")
         #expect(kill(pid, 0) == 0)

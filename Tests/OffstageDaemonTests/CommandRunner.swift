@@ -108,11 +108,17 @@ final class RunningOffstage {
     /// Reads stdout (or stderr) until a line containing `text` arrives;
     /// false when the stream ends first, or it has not come within `limit`.
     func awaitLine(containing text: String, onStandardError: Bool = false, within limit: Duration = .seconds(60)) -> Bool {
+        line(containing: text, onStandardError: onStandardError, within: limit) != nil
+    }
+
+    /// Reads stdout (or stderr) until a line containing `text` arrives, and
+    /// returns it; nil as ``awaitLine(containing:onStandardError:within:)`` is false.
+    func line(containing text: String, onStandardError: Bool = false, within limit: Duration = .seconds(60)) -> String? {
         let deadline = ContinuousClock.now + limit
         while let line = nextLine(onStandardError: onStandardError, within: max(.zero, deadline - ContinuousClock.now)) {
-            if line.contains(text) { return true }
+            if line.contains(text) { return line }
         }
-        return false
+        return nil
     }
 
     /// The next line of stdout (or stderr), waiting for it; nil when the

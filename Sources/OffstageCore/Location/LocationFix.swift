@@ -47,9 +47,14 @@ public struct LocationFix: Sendable, Hashable, Codable {
             guard let value, !(value.isFinite && range.contains(value)) else { return nil }
             return "\(name) out of range (\(value); \(range.lowerBound) to \(range.upperBound))"
         }
-        return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, 0...100_000)
-            ?? check("course", course, 0...360) ?? check("horizontal accuracy", horizontalAccuracy, 0...10_000_000)
+        return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, Self.speedRange)
+            ?? check("course", course, Self.courseRange) ?? check("horizontal accuracy", horizontalAccuracy, 0...10_000_000)
     }
+
+    /// The speeds (m/s) a receiver could report.
+    public static let speedRange = 0.0...100_000
+    /// The courses (degrees true; 360 is north, as some writers put it).
+    public static let courseRange = 0.0...360
 
     /// Creates a fix.
     public init(

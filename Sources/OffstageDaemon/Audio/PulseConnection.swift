@@ -80,7 +80,7 @@ final class PulseConnection {
         case PA_CONTEXT_READY:
             // Connected once the anchor holds the server at our latency.
             openLatencyAnchor(context)
-            if latencyAnchor == nil { becomeConnected() }
+            if latencyAnchor == nil { listSinksThenConnect() }
         case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
             let reason = pulseErrorText(context)
             drop(context)
@@ -88,6 +88,13 @@ final class PulseConnection {
         default:
             break
         }
+    }
+
+    /// Without an anchor: connected once the outputs are known (the first
+    /// listing, which a route change's newness is judged against), as the
+    /// anchor's path is (``restartIdleNullSink(_:)``).
+    private func listSinksThenConnect() {
+        listSinks { [unowned self] _ in becomeConnected() }
     }
 
     /// Reports the connection (or the reconnection) and lets players be made.
@@ -192,7 +199,7 @@ final class PulseConnection {
         case PA_STREAM_READY:
             restartIdleNullSink(pa_stream_get_device_index(stream))
         case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
-            becomeConnected()
+            listSinksThenConnect()
         default:
             break
         }

@@ -135,9 +135,7 @@ public struct GPXFixReader: Sendable {
                 path.count == 2 || (path.count == 3 && path[1].hasSuffix("TrackPointExtension")),
                 let value = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
             else { return nil }
-            // The checker's ranges (a course of 360 is north, as older writers put it).
-            let plausible = name == "speed" ? value >= 0 && value <= 100_000 : value >= 0 && value <= 360
-            return plausible ? (String(name), value) : nil
+            return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? (String(name), value) : nil
         }
 
         static func local(_ name: String) -> Substring {

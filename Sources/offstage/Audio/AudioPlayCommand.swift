@@ -56,6 +56,10 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
             let began = ContinuousClock.now
+            /// A line of the event table: the time, the position, what happened.
+            func row(_ position: Duration, _ text: String) {
+                line("\(stamp(ContinuousClock.now - began))  \(stamp(position))  \(text)")
+            }
             printError("   time       position  event")
             var player = try startPlayer(backend, request, at: startTime)
             // Where the sound is, from the position read at each event (the
@@ -69,23 +73,23 @@ struct AudioPlayCommand: AsyncParsableCommand {
                 case .disconnected(let why):
                     tracker.freeze()
                     lastPosition = tracker.position
-                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(why); reconnecting")
+                    row(lastPosition, "\(why); reconnecting")
                 case .mediaServicesReset:
                     // Reckoned from the clock, the position may run past the end (or, looping, round it).
                     let length = info.duration.seconds
                     let reckoned = lastPosition.seconds
                     lastPosition = .seconds(loop ? reckoned.truncatingRemainder(dividingBy: length) : min(reckoned, length))
-                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
+                    row(lastPosition, "media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     do {
                         // A reset already played (the server died twice quickly) has a player: one at a time.
                         try? backend.stop(player)
                         player = try startPlayer(backend, request, at: lastPosition)
                         tracker.restart(at: lastPosition)
-                    } catch let error as AudioError where error.code == .serverUnavailable || error.code == .noSuchPlayer {
+                    } catch let error as AudioError where error.isServerGone {
                         // The server died again before the player was made
                         // (or just after, taking it along): the backend
                         // reconnects, and the next reset plays from here.
-                        line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  the server went away again (\(error.message)); waiting for it")
+                        row(lastPosition, "the server went away again (\(error.message)); waiting for it")
                     }
                 case .player(let id, let event):
                     guard id == player else { continue }
@@ -93,7 +97,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
                         tracker.update(position, playing: (try? backend.state(id)) == .playing)
                         lastPosition = position
                     }
-                    line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  \(event)")
+                    row(lastPosition, "\(event)")
                     switch event {
                     case .interruptionEnded(let shouldResume):
                         guard shouldResume else { line("not resuming (no shouldResume)"); return }
@@ -101,12 +105,12 @@ struct AudioPlayCommand: AsyncParsableCommand {
                             try backend.play(id)
                             // `started` comes once per player: the sound moves on from here.
                             tracker.update(lastPosition, playing: true)
-                        } catch let error as AudioError where error.code == .serverUnavailable || error.code == .noSuchPlayer
+                        } catch let error as AudioError where error.isServerGone
                             || error == .refused(id, .interrupted)
                         {
                             // The server died since (its reset plays again), or
                             // another call began (its end resumes).
-                            line("\(stamp(ContinuousClock.now - began))  \(stamp(lastPosition))  not resumed: \(error.message)")
+                            row(lastPosition, "not resumed: \(error.message)")
                         }
                     case .routeChanged(.oldDeviceUnavailable, _, _):
                         line("paused, as iOS does when the headphones are unplugged")
@@ -169,4 +173,9 @@ private struct PositionTracker {
 
     /// The sound stopped now (the server is gone): the position stays.
     mutating func freeze() { update(position, playing: false) }
+}
+
+extension AudioError {
+    /// The server went away: not connected, or the player went with it.
+    fileprivate var isServerGone: Bool { code == .serverUnavailable || code == .noSuchPlayer }
 }

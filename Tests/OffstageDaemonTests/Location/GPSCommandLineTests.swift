@@ -238,9 +238,6 @@ import Testing
         #expect(lines.last?.hasSuffix("gpsd reported 1495 of them.") == true)
     }
 
-    /// A feed ended by SIGTERM (or SIGHUP) stops its private gpsd and
-    /// removes gpsd's directory before it dies of the signal; they used to
-    /// outlive it, holding port 2947.
     /// A feed into a private gpsd, with `scratch` as its TMPDIR; at the
     /// recorded pace it runs for minutes. Returns once gpsd has started.
     func startFeed(in scratch: URL) throws -> (feed: RunningOffstage, gpsd: Int32) {
@@ -250,6 +247,9 @@ import Testing
         return (feed, try #require(feed.child(named: "gpsd")))
     }
 
+    /// A feed ended by SIGTERM (or SIGHUP) stops its private gpsd and
+    /// removes gpsd's directory before it dies of the signal; they used to
+    /// outlive it, holding port 2947.
     @Test(arguments: [SIGTERM, SIGHUP]) func aKilledFeedLeavesNoGPSDBehind(signal: Int32) throws {
         let scratch = try makeTemporaryDirectory()
         let (feed, gpsd) = try startFeed(in: scratch)
