@@ -111,7 +111,21 @@ struct DaemonHarness {
 
 /// Blocks until BenchApp (`pid`) is stopped, as the ping-pong baseline
 /// waits for its child in `waitpid`: the waiting thread sleeps instead of
-/// polling `/proc`.
+/// polling `/proc`. An app that is never frozen (a policy gone wrong) ends
+/// the benchmark after 30 s with a message, instead of hanging it: an
+/// alarm, two system calls, outside the timed spans.
 func waitStopped(_ pid: Int32) throws {
+    _ = installStopWatchdog
+    alarm(30)
+    defer { alarm(0) }
     guard AppProcessHost.waitStopped(pid) else { throw BenchError("BenchApp ended instead of stopping") }
 }
+
+/// SIGALRM's handler for ``waitStopped(_:)``: says why, and exits 1.
+private let installStopWatchdog: Void = {
+    signal(SIGALRM) { _ in
+        let message: StaticString = "bench: BenchApp was not frozen within 30 s (it should be suspended between wakes)\n"
+        _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+        _exit(1)
+    }
+}()

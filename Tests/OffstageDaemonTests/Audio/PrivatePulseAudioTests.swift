@@ -35,8 +35,13 @@ import Testing
         let pactl = Process()
         pactl.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
         pactl.arguments = ["-s", server.serverAddress, "load-module", "module-offstage-no-such-module"]
-        pactl.standardError = FileHandle.nullDevice
+        let out = Pipe()
+        let err = Pipe()
+        pactl.standardOutput = out
+        pactl.standardError = err
         try pactl.run()
+        // Bounded: the suite's time limit records a failure but cannot unblock a wait.
+        _ = drain([out.fileHandleForReading, err.fileHandleForReading], of: pactl, within: .seconds(30))
         pactl.waitUntilExit()
         #expect(pactl.terminationStatus != 0)
         #expect(server.lastLoggedError?.contains("module-offstage-no-such-module") == true, "\(server.lastLoggedError ?? "none")")
