@@ -47,6 +47,14 @@ public struct Springboard: Sendable {
         case wake(String, callback: String, detail: JSONValue)
         /// A service launches a terminated app into the background.
         case launchInBackground(String, options: JSONValue)
+
+        /// The app the input names, if any.
+        var app: String? {
+            switch self {
+            case .launch(let app), .switcherKill(let app), .wake(let app, _, _), .launchInBackground(let app, _): app
+            default: nil
+            }
+        }
     }
 
     enum Overlay: Hashable, Sendable {
@@ -151,6 +159,13 @@ public struct Springboard: Sendable {
         guard !record.hasProcess else {
             throw LifecycleError(.invalidState, "\(bundleID) is running; kill it before removing it")
         }
+        // A request queued behind an app the system waits for (a launch, say)
+        // would otherwise run for an app that is gone: a launch left a
+        // foreground app that no longer existed.
+        if hasQueuedInput(naming: bundleID) {
+            let behind = waitingFor.map { " behind \($0)" } ?? ""
+            throw LifecycleError(.invalidState, "\(bundleID) has a request queued\(behind); remove it once that has run")
+        }
         apps[bundleID] = nil
         installOrder.removeAll { $0 == bundleID }
     }
@@ -210,6 +225,14 @@ public struct Springboard: Sendable {
 
     /// The app has a process, or one is being started.
     public func hasProcess(_ bundleID: String) -> Bool { apps[bundleID]?.hasProcess ?? false }
+
+    /// A request naming the app waits in the work queue.
+    func hasQueuedInput(naming bundleID: String) -> Bool {
+        work.contains {
+            guard case .input(let input) = $0 else { return false }
+            return input.app == bundleID
+        }
+    }
 
     /// A launch of the app is queued or under way.
     public func isLaunchPending(_ bundleID: String) -> Bool {

@@ -306,6 +306,24 @@ struct PolicyTests {
         #expect(throws: LifecycleError.self) { try board.uninstall(lab) }
     }
 
+    /// A launch queued behind a hung app keeps its app installed: removing
+    /// it left the queued launch to bring a foreground app that no longer
+    /// existed (no process, gone from the app list) to the screen.
+    @Test func uninstallIsRefusedWhileALaunchOfTheAppIsQueued() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        device.hangs[other] = [CB.willResign]
+        try device.submit(.launch(other))
+        try device.submit(.home)
+        try device.submit(.launch(lab))
+        #expect(device.board.waitingFor == other)
+        let error = #expect(throws: LifecycleError.self) { try device.board.uninstall(lab) }
+        #expect(error?.message == "\(lab) has a request queued behind \(other); remove it once that has run")
+        // Once the hung app's watchdog has ended it, the launch runs.
+        device.advance(by: 10)
+        #expect(device.state(lab) == .active)
+        #expect(device.board.installedApps.map(\.bundleID).contains(lab))
+    }
+
     /// StateLab launched, then Other in front of it; the log cleared.
     func labThenOtherLaunched() throws -> DeviceHarness {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
