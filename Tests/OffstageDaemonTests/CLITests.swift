@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import Testing
 @testable import OffstageDaemon
@@ -533,6 +534,39 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: socket))
         let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
         #expect(log.split(separator: "\n").last?.contains("daemonStopped") == true)
+    }
+
+    /// A daemon killed outright (SIGKILL: no cleanup) takes an app stuck in
+    /// a callback with it. A frozen app dies with its orphaned process
+    /// group and a waiting one reads the hang-up of its socket, but this
+    /// one reads nothing: it lived on for good (so did one of an `offstage
+    /// run` killed with SIGKILL), until the next daemon on the same data.
+    @Test func anAppStuckInACallbackDiesWithADaemonKilledOutright() throws {
+        let directory = try temporaryDirectory()
+        let socket = ["--socket", directory + "/control.sock"]
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let blocking = "com.offstage.tests.BlockingApp"
+        #expect(try offstage(["install", Paths.sample("misbehaving/BlockingApp")] + socket).status == 0)
+        #expect(try offstage(["launch", blocking] + socket).status == 0)
+        let status = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
+        let pid = Int32(try #require(status["apps"]?.arrayValue?.first?["pid"]?.intValue))
+        // Should the test fail, the app does not outlive it.
+        defer { kill(-pid, SIGKILL) }
+        let exit = offstage_pidfd_open(pid)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        let follower = try RunningOffstage(["events", "--follow", "--app", blocking] + socket)
+        // Not awaited: `home` answers once the system has settled, when the
+        // watchdog has killed the app 5 s on.
+        let home = try RunningOffstage(["home"] + socket)
+        // Written to the app, which blocks in it.
+        #expect(follower.awaitLine(containing: "applicationDidEnterBackground:"))
+        kill(running.process.processIdentifier, SIGKILL)
+        // Well before the watchdog (which died with the daemon) would have.
+        #expect(awaitReadable(exit, within: .seconds(3)), "the app \(pid) outlived its daemon")
+        #expect(home.finish().status != 0)
     }
 }
 

@@ -242,6 +242,8 @@ public final class Engine {
             let pid = try host.spawn(
                 executable: bundle.executable, bundleID: app,
                 environment: [AppEnvironment.socket: configuration.appSocket, AppEnvironment.token: token],
+                // On the daemon's one event-loop thread, which ends only with the daemon.
+                diesWithThisThread: true,
                 onExit: { status in handle.processExited(app, launch: launch, status: status) })
             processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil)
             tokens[token] = (app, launch)
