@@ -25,6 +25,10 @@ struct RunCommand: AsyncParsableCommand {
         if let record, let check, Self.samePath(record, check) {
             throw ValidationError("--record and --check name the same file (\(check)): recording first would make the check pass")
         }
+        // A slip of the shell's completion would replace the scenario with its timeline.
+        if let record, Self.samePath(record, scenario) {
+            throw ValidationError("--record names the scenario file itself (\(scenario)); give the golden file another name")
+        }
     }
 
     static func samePath(_ a: String, _ b: String) -> Bool {

@@ -440,6 +440,18 @@ struct CLITests {
         #expect(try String(contentsOfFile: directory + "/golden.txt", encoding: .utf8) == "not a timeline\n")
     }
 
+    @Test func recordingOverTheScenarioIsRefused() throws {
+        let directory = try temporaryDirectory()
+        let scenario = directory + "/launch.yaml"
+        let text = try String(contentsOfFile: Paths.sample("scenarios/statelab-launch.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "../StateLab", with: Paths.sample("StateLab"))
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let result = try offstage(["run", scenario, "--quiet", "--record", directory + "/../" + (directory as NSString).lastPathComponent + "/launch.yaml"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--record names the scenario file itself"), "\(result.stderr)")
+        #expect(try String(contentsOfFile: scenario, encoding: .utf8) == text)
+    }
+
     @Test func unusableGoldenPathsFailBeforeTheScenarioRuns() throws {
         let directory = try temporaryDirectory()
         let scenario = Paths.sample("scenarios/statelab-launch.yaml")
