@@ -182,6 +182,18 @@ struct ScenarioTests {
         #expect(error?.description == "x.yaml:3: cannot install the app: /nonexistent/NoSuchApp: no such file or directory")
     }
 
+    /// The same app twice (a copy of its directory, say): the second install
+    /// replaced the first, and the run went on with one app fewer than written.
+    @Test func twoAppsWithOneBundleIDAreReportedAtTheSecond() async throws {
+        let yaml = "apps:\n  - \(Paths.sample("StateLab"))\n  - \(Paths.sample("misbehaving/../StateLab"))\n"
+        let error = await #expect(throws: ScenarioError.self) {
+            try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        }
+        #expect(
+            error?.description
+                == "x.yaml:3: \(Paths.sample("misbehaving/../StateLab")) has the bundle id com.offstage.samples.StateLab of the app at line 2")
+    }
+
     @Test(arguments: [
         ("name: [unclosed", "bad.yaml:2: not valid YAML: did not find expected"),
         ("apps: [a]\nsteps:\n  - at: soon\n    do: home\n", "bad.yaml:3: expected a duration for at"),

@@ -60,11 +60,23 @@ public struct ScenarioRunner {
         var failures: [String] = []
         var timeline: [Event] = []
         do {
+            /// The line of each bundle id installed so far.
+            var installedAt: [String: Int] = [:]
             for (path, line) in zip(scenario.appPaths, scenario.appLines) {
                 let reply = try await daemon.control(["command": "install", "path": .string(path)])
-                if case .failure(let message) = reply {
+                switch reply {
+                case .failure(let message):
                     // The daemon's message names the path already.
                     throw ScenarioError(file: scenario.file, line: line > 0 ? line : nil, message: "cannot install the app: \(message)")
+                case .ok(let app):
+                    // A second install replaces the first: one of the two apps would silently not run.
+                    guard let id = app["bundleID"]?.stringValue else { break }
+                    if let first = installedAt[id] {
+                        throw ScenarioError(
+                            file: scenario.file, line: line > 0 ? line : nil,
+                            message: "\(path) has the bundle id \(id) of the app at line \(first)")
+                    }
+                    installedAt[id] = line
                 }
             }
             let installed = try await daemon.engine.submit { $0.board.installedApps.map(\.bundleID) }.get()
