@@ -21,6 +21,7 @@ struct StatusCommand: ParsableCommand {
         print("foreground: \(foregroundName(status))" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))"))
         for app in status["apps"]?.arrayValue ?? [] {
             var line = "  \(app["bundleID"]?.stringValue ?? "?")  \(app["state"]?.stringValue ?? "?")"
+            if app["launching"]?.boolValue == true { line += " (launching)" }
             if let pid = app["pid"]?.intValue { line += "  pid \(pid)" }
             if let rss = app["residentBytes"]?.intValue { line += "  \(rss >> 20) MiB" }
             if let tasks = app["backgroundTasks"]?.arrayValue {

@@ -548,6 +548,40 @@ struct CLITests {
         #expect(log.split(separator: "\n").last?.contains("daemonStopped") == true)
     }
 
+    /// Between its spawn and its launch callbacks an app is still
+    /// `notRunning`, as on iOS, but it has a process: `status` says it is
+    /// launching rather than showing a pid for an app that does not run.
+    @Test func anAppThatIsStillLaunchingIsShownSo() throws {
+        let directory = try temporaryDirectory()
+        // An app that never says hello: its launch waits for the 20 s limit.
+        let app = directory + "/Sleepy"
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        try "#!/bin/sh\nexec sleep 60\n".write(toFile: app + "/run.sh", atomically: true, encoding: .utf8)
+        #expect(chmod(app + "/run.sh", 0o755) == 0)
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.Sleepy</string>\
+            <key>CFBundleExecutable</key><string>run.sh</string></dict></plist>
+            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        let socket = ["--socket", directory + "/control.sock"]
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        #expect(try offstage(["install", app] + socket).status == 0)
+        let follower = try RunningOffstage(["events", "--follow"] + socket)
+        let launch = try RunningOffstage(["launch", "com.example.Sleepy"] + socket)
+        #expect(follower.awaitLine(containing: "[spawn]"))
+        let text = try offstage(["status"] + socket).stdout
+        #expect(text.contains("  com.example.Sleepy  notRunning (launching)  pid "), "\(text)")
+        let status = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
+        let entry = try #require(status["apps"]?.arrayValue?.first)
+        #expect(entry["state"] == "notRunning" && entry["launching"] == true && entry["pid"]?.intValue != nil)
+        // Stopping the daemon kills the app, and the launch fails.
+        running.process.terminate()
+        running.process.waitUntilExit()
+        #expect(launch.finish().status != 0)
+    }
+
     /// A daemon killed outright (SIGKILL: no cleanup) takes an app stuck in
     /// a callback with it. A frozen app dies with its orphaned process
     /// group and a waiting one reads the hang-up of its socket, but this

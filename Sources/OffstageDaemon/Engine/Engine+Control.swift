@@ -297,6 +297,9 @@ extension Engine {
         ]
         if let process = processes[id] {
             object["pid"] = JSONValue(Int(process.pid))
+            // Started, not yet past application:didFinishLaunchingWithOptions:
+            // (or not yet said hello): still notRunning, as on iOS, but with a process.
+            if board.state(of: id) == .notRunning { object["launching"] = true }
             object["residentBytes"] = AppProcessHost.residentBytes(of: process.pid).map { JSONValue($0) } ?? .null
         }
         let tasks = board.openTasks(of: id)
