@@ -39,17 +39,26 @@ public struct LocationFix: Sendable, Hashable, Codable {
     /// Estimated horizontal error in metres, if known.
     public var horizontalAccuracy: Double?
 
-    /// What is impossible about the fix's optional values, if anything: a
-    /// value that is not a number or no receiver could report (written to
-    /// NMEA it would trap or mislead gpsd).
+    /// What is impossible about the fix's time or optional values, if
+    /// anything: a value that is not a number or no receiver could report
+    /// (written to NMEA it would trap or mislead gpsd), or a time no
+    /// four-digit year holds (a route timed at a tiny speed reached one; it
+    /// trapped the writers, or was written as a time no reader takes back).
     public var implausibility: String? {
         func check(_ name: String, _ value: Double?, _ range: ClosedRange<Double>) -> String? {
             guard let value, !(value.isFinite && range.contains(value)) else { return nil }
             return "\(name) out of range (\(value); \(range.lowerBound) to \(range.upperBound))"
         }
+        if !Self.timeRange.contains(time) {
+            return "time out of range (\(time) s from 1970; a fix's year is 0000 to 9999)"
+        }
         return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, Self.speedRange)
             ?? check("course", course, Self.courseRange) ?? check("horizontal accuracy", horizontalAccuracy, 0...10_000_000)
     }
+
+    /// The times ISO 8601's four-digit years hold, 0000-01-01 to the last
+    /// millisecond of 9999 (seconds from 1970).
+    public static let timeRange = -62_167_219_200.0...253_402_300_799.999
 
     /// The speeds (m/s) a receiver could report.
     public static let speedRange = 0.0...100_000

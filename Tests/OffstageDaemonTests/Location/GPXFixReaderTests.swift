@@ -123,6 +123,33 @@ import Testing
         #expect(abs(slow[2].time - (1000 + 2 * 110.574)) < 0.002)
     }
 
+    /// A route timed at a tiny speed, or from a start late in 9999, reached
+    /// times no four-digit year holds: writing them trapped (past Int.max
+    /// milliseconds) or gave a time no reader takes back (year 10000).
+    /// Such points are bad input, at their lines.
+    @Test func routeTimesNoYearHoldsAreBadInput() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1" creator="Xcode">
+              <wpt lat="0" lon="0"/>
+              <wpt lat="0.001" lon="0"/>
+            </gpx>
+            """
+        let path = try write(gpx, to: "far.gpx", in: dir)
+        var options = LocationFixtureReadOptions()
+        options.routeSpeed = 1e-300
+        var (fixes, summary) = try readAll(path, options: options)
+        #expect(fixes.count == 1 && summary.skipped == 1)
+        #expect(summary.issues.first?.line == 3)
+        #expect(summary.issues.first?.message.hasPrefix("time out of range (") == true, "\(summary.issues)")
+        options = LocationFixtureReadOptions()
+        options.routeStartTime = try #require(LocationTimeFormat.parseISO8601("9999-12-31T23:59:59Z"))
+        (fixes, summary) = try readAll(path, options: options)
+        // The first point, at the start, is the last second of 9999; the next would be in 10000.
+        #expect(fixes.map { LocationTimeFormat.iso8601($0.time) } == ["9999-12-31T23:59:59.000Z"])
+        #expect(summary.issues.map(\.line) == [3])
+    }
+
     /// A device's saved waypoints before its (timed) track are places, not
     /// part of the path: they were timed at `--start` and pushed the whole
     /// track aside as going backwards. Timed waypoints stay.
