@@ -137,7 +137,13 @@ public final class LocationFixtureFileWriter {
     public func write(_ fix: LocationFix) throws {
         switch format {
         case .gpx: try put(GPXFixWriter.point(fix))
-        case .nmea: try put(NMEAFixWriter.sentences(for: fix))
+        case .nmea:
+            if let problem = NMEAFixWriter.problem(writing: fix) {
+                throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                    file: path, line: 0,
+                    message: "cannot write the fix at \(LocationTimeFormat.iso8601(fix.time)): \(problem) (GPX and gpsd JSON hold any year)"))
+            }
+            try put(NMEAFixWriter.sentences(for: fix))
         case .gpsdJSON: try put(GPSDJSONFixWriter.line(for: fix))
         }
     }

@@ -11,6 +11,18 @@ public enum NMEAFixWriter {
     /// Horizontal accuracy (metres) taken to equal one unit of HDOP.
     public static let metresPerHDOP = 5.0
 
+    /// The years a two-digit NMEA year stands for, as ``NMEAFixReader``
+    /// reads them (80–99 are 19xx, the others 20xx).
+    public static let years = 1980...2079
+
+    /// Why the fix cannot be written as NMEA, if it cannot: its year would
+    /// come back as another century's (1969 as 2069).
+    public static func problem(writing fix: LocationFix) -> String? {
+        let year = LocationTimeFormat.components(fix.time).year
+        guard !years.contains(year) else { return nil }
+        return "NMEA's two-digit year holds \(years.lowerBound) to \(years.upperBound), not \(year)"
+    }
+
     /// The two sentences for a fix, each ending in CR LF.
     public static func sentences(for fix: LocationFix) -> String {
         let c = LocationTimeFormat.components(fix.time)

@@ -33,7 +33,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
                     input: input, output: output, inputFormat: inputFormat, outputFormat: outputFormat, options: options)
             }
             reportIssues(summary)
-            printError("Converted \(summary.fixes) fixes from \(input) to \(output)"
+            printError("Converted \(summary.fixes) \(summary.fixes == 1 ? "fix" : "fixes") from \(input) to \(output)"
                 + (summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines") skipped)" : "") + ".")
         }
     }

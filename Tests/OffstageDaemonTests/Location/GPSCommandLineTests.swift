@@ -116,6 +116,26 @@ import Testing
             == "{\"class\":\"TPV\",\"device\":\"offstage\",\"mode\":3,\"time\":\"2024-05-06T07:30:00.000Z\",\"lat\":48.850000000,\"lon\":2.350000000,\"altMSL\":35.000}\n")
     }
 
+    /// NMEA's dates have two-digit years, which our reader takes as
+    /// 1980–2079: a fix of 1969 came back as 2069, without a word. GPX and
+    /// gpsd JSON hold it; NMEA refuses it, and no file is left.
+    @Test func aYearNMEACannotHoldIsRefusedNotShifted() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="48.85" lon="2.35"><time>2079-12-31T23:59:59Z</time></trkpt>
+            <trkpt lat="48.86" lon="2.35"><time>2080-01-01T00:00:00Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let input = try write(gpx, to: "in.gpx", in: dir)
+        let output = dir.appendingPathComponent("out.nmea").path
+        let run = try offstage("gps", "convert", input, output)
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: \(output): cannot write the fix at 2080-01-01T00:00:00.000Z: NMEA's two-digit year holds 1980 to 2079, not 2080 (GPX and gpsd JSON hold any year)\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["in.gpx"])
+        #expect(try offstage("gps", "convert", input, dir.appendingPathComponent("out.json").path).status == 0)
+    }
+
     @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
