@@ -88,11 +88,19 @@ public final class AudioFile {
     /// real recording is slower (telephony is 8 kHz).
     public static let playableSampleRates = 1_000...384_000
 
-    /// Opens and checks a file for playback: ``init(path:)``, and a sample
-    /// rate within ``playableSampleRates`` (with code `notAudio`), in the
-    /// virtual backend as in the real one.
+    /// The channel counts the engine plays: PulseAudio's `PA_CHANNELS_MAX`.
+    public static let playableChannels = 1...32
+
+    /// Opens and checks a file for playback: ``init(path:)``, a sample
+    /// rate within ``playableSampleRates`` and a channel count within
+    /// ``playableChannels`` (with code `notAudio`), in the virtual backend
+    /// as in the real one.
     public static func forPlayback(path: String) throws(AudioError) -> AudioFile {
         let file = try AudioFile(path: path)
+        guard playableChannels.contains(file.channels) else {
+            throw AudioError(
+                .notAudio, "\(path): it has \(file.channels) channels; the engine plays up to \(playableChannels.upperBound)")
+        }
         guard playableSampleRates.contains(file.sampleRate) else {
             throw AudioError(
                 .notAudio,
@@ -103,7 +111,10 @@ public final class AudioFile {
     }
 
     private func check() throws(AudioError) {
-        guard sampleRate > 0, channels > 0, channels <= 32 else {
+        // libsndfile reads up to 1024 channels (SF_MAX_CHANNELS): a file of
+        // 33 is described, and refused for playback (``forPlayback(path:)``),
+        // not called corrupt.
+        guard sampleRate > 0, channels > 0, channels <= 1024 else {
             throw AudioError(.corrupt, "\(path): corrupt header (\(sampleRate) Hz, \(channels) channels)")
         }
         guard frames != Int(Int64.max) else {

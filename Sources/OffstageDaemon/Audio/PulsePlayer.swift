@@ -68,7 +68,12 @@ final class PulsePlayer {
         pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, request.role.rawValue)
         pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, request.appName)
         pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, (request.path as NSString).lastPathComponent)
-        guard let stream = pa_stream_new_with_proplist(context, request.appName, &sampleSpec, nil, properties) else {
+        // libpulse's own default map (none given) knows up to 6 channels and
+        // refused a stream of 7 or more ("Invalid argument"); extended, the
+        // channels past those it names are auxiliary ones, as paplay has them.
+        var channelMap = pa_channel_map()
+        pa_channel_map_init_extend(&channelMap, UInt32(file.channels), PA_CHANNEL_MAP_DEFAULT)
+        guard let stream = pa_stream_new_with_proplist(context, request.appName, &sampleSpec, &channelMap, properties) else {
             feeder.stop()
             throw AudioError(.streamFailed, "\(request.path): the server refused a stream (\(pulseErrorText(context)))")
         }

@@ -16,14 +16,15 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
     return url.path
 }
 
-/// Writes a mono 16-bit WAV of `seconds` of silence at `rate` Hz.
-func silentWAV(rate: Int, seconds: Int = 2, in dir: URL) throws -> String {
+/// Writes a 16-bit WAV of `seconds` of silence at `rate` Hz (mono by default).
+func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, in dir: URL) throws -> String {
     func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8((value >> (8 * $0)) & 0xff) } }
-    let data = rate * seconds * 2
-    var wav = Array("RIFF".utf8) + le(36 + data, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2)
-    wav += le(rate, 4) + le(rate * 2, 4) + le(2, 2) + le(16, 2) + Array("data".utf8) + le(data, 4)
+    let frame = 2 * channels
+    let data = rate * seconds * frame
+    var wav = Array("RIFF".utf8) + le(36 + data, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(channels, 2)
+    wav += le(rate, 4) + le(rate * frame, 4) + le(frame, 2) + le(16, 2) + Array("data".utf8) + le(data, 4)
     wav += [UInt8](repeating: 0, count: data)
-    let url = dir.appendingPathComponent("silence-\(rate).wav")
+    let url = dir.appendingPathComponent("silence-\(rate)-\(channels).wav")
     try Data(wav).write(to: url)
     return url.path
 }

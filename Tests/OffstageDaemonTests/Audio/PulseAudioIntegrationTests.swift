@@ -39,6 +39,26 @@ import Testing
         #expect(error?.message == "\(path): its sample rate, 8 Hz, is not one the engine plays (1000 to 384000 Hz)")
     }
 
+    /// Past the 6 channels libpulse's default map names, the server
+    /// refused the stream ("Invalid argument") where paplay plays the
+    /// file: 8 channels play to the end. Past PulseAudio's 32 the file is
+    /// refused when the player is made, by both backends.
+    @Test func filesOfManyChannelsPlayUpToThe32PulseAudioTakes() async throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let eight = try silentWAV(rate: 48_000, seconds: 1, channels: 8, in: dir)
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: eight, appName: "Surround"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .ended)) != nil)
+        let many = try silentWAV(rate: 8_000, seconds: 1, channels: 33, in: dir)
+        let error = #expect(throws: AudioError.self) {
+            try rig.backend.makePlayer(AudioPlayerRequest(path: many, appName: "Surround"))
+        }
+        #expect(error?.code == .notAudio)
+        #expect(error?.message == "\(many): it has 33 channels; the engine plays up to 32")
+    }
+
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
         let rig = try PulseRig()
         let id = try await rig.playing("clip.ogg")
