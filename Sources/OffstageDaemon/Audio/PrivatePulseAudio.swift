@@ -25,6 +25,14 @@ public final class PrivatePulseAudio: Sendable {
     /// In a named directory, the server's files that were not there
     /// before it: the only ones removed at the end.
     private let madeHere: [String]
+    /// In a named directory, the `flock`ed ``lockName`` held while this
+    /// server lives (-1 for a temporary one, locked by its owner file).
+    private let lock: Int32
+
+    /// The lock file in a named directory: two commands started at once on
+    /// one directory both saw no server answering, both started one, and
+    /// both said they ran one, the second answering nobody.
+    static let lockName = "offstage.lock"
 
     /// The directory holding the socket, the configuration and the log.
     public let directory: URL
@@ -56,10 +64,11 @@ public final class PrivatePulseAudio: Sendable {
     /// Starts a server and waits (up to `timeout`) until its socket accepts.
     /// - Parameters:
     ///   - directory: where to keep its files; a new temporary one if nil.
-    ///     A named directory is created if needed and never removed: only
-    ///     the files the server makes there that were not there before
-    ///     are, when it is done, and never its log. It may not hold a
-    ///     running server's socket.
+    ///     A named directory is created if needed (one level: its parent
+    ///     must exist) and never removed: only the files the server makes
+    ///     there that were not there before are, when it is done, and never
+    ///     its log. It may not hold a running server's socket, nor be
+    ///     locked by another command starting one (``lockName``).
     ///   - headphones: start with the headphones plugged in (they are then
     ///     the default output).
     ///   - exitWhenIdle: let the server exit after this long without
@@ -71,26 +80,43 @@ public final class PrivatePulseAudio: Sendable {
     ) throws(AudioError) {
         // Checked before the properties are set: a throw then runs no
         // deinit, which would remove the running server's socket.
+        var lock: Int32 = -1
+        var lockMade = false
         if let directory {
-            if let kind = FileKind(atPath: directory.path), kind != .directory {
+            switch FileKind(atPath: directory.path) {
+            case .directory?: break
+            case nil:
+                // One level only: a slip in a long path made every missing directory in it.
+                guard mkdir(directory.path, 0o700) == 0 else {
+                    let reason = errno == ENOENT ? "there is no directory \(directory.deletingLastPathComponent().path)" : String(cString: strerror(errno))
+                    throw AudioError(.serverUnavailable, "cannot prepare \(directory.path) for PulseAudio: \(reason)")
+                }
+            default:
                 throw AudioError(.serverUnavailable, "cannot prepare \(directory.path) for PulseAudio: it is not a directory")
+            }
+            (lock, lockMade) = try Self.lockDirectory(directory)
+            func refuse(_ message: String) -> AudioError {
+                if lockMade { unlink(directory.appendingPathComponent(Self.lockName).path) }
+                close(lock)
+                return AudioError(.serverUnavailable, message)
             }
             let native = directory.appendingPathComponent("native").path
             if Self.accepts(socket: native) {
-                throw AudioError(.serverUnavailable, "a sound server is already running in \(directory.path) (its socket answers)")
+                throw refuse("a sound server is already running in \(directory.path) (its socket answers)")
             }
             // The socket's name is taken: a stale socket is replaced, anything else kept.
             if let kind = FileKind(atPath: native, followingLinks: false), kind != .socket {
-                throw AudioError(.serverUnavailable, "\(native) exists and is not a socket; name another directory")
+                throw refuse("\(native) exists and is not a socket; name another directory")
             }
         }
         self.exitWhenIdle = exitWhenIdle
+        self.lock = lock
         if let directory {
             owned = nil
             self.directory = directory
             madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
                 !FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
-            }
+            } + (lockMade ? [Self.lockName] : [])
         } else {
             madeHere = []
             let made: OwnedTemporaryDirectory
@@ -103,14 +129,38 @@ public final class PrivatePulseAudio: Sendable {
             self.directory = made.url
         }
         do {
-            // A directory the caller named may not exist yet; ours does.
-            try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
             try Self.configuration(socket: socketPath, headphones: headphones)
                 .write(to: self.directory.appendingPathComponent("offstage.pa"), atomically: true, encoding: .utf8)
         } catch {
             throw AudioError(.serverUnavailable, "cannot prepare \(self.directory.path) for PulseAudio: \(error.localizedDescription)")
         }
         try start(timeout: timeout)
+    }
+
+    /// Takes the named directory's lock, or says who holds it.
+    /// - Returns: the locked descriptor, and whether the file was made here.
+    private static func lockDirectory(_ directory: URL) throws(AudioError) -> (Int32, Bool) {
+        let path = directory.appendingPathComponent(lockName).path
+        while true {
+            let made = !FileManager.default.fileExists(atPath: path)
+            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw AudioError(.serverUnavailable, "cannot prepare \(directory.path) for PulseAudio: \(path): \(String(cString: strerror(errno)))")
+            }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                throw AudioError(
+                    .serverUnavailable, "another offstage command is starting or running a sound server in \(directory.path) (it holds \(lockName))")
+            }
+            // Its holder may have removed the file (stopping) after this
+            // process opened it: a lock on a name nobody sees is no lock.
+            var opened = stat()
+            var named = stat()
+            if fstat(fd, &opened) == 0, stat(path, &named) == 0, opened.st_ino == named.st_ino, opened.st_dev == named.st_dev {
+                return (fd, made)
+            }
+            close(fd)
+        }
     }
 
     /// The server's startup script.
@@ -227,5 +277,8 @@ public final class PrivatePulseAudio: Sendable {
         try start(timeout: timeout)
     }
 
-    deinit { stopAndRemoveFiles() }
+    deinit {
+        stopAndRemoveFiles()
+        if lock >= 0 { close(lock) }
+    }
 }

@@ -17,7 +17,7 @@ struct AudioServerCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The directory for its socket and log (default: a new temporary one, removed at the end; a directory named here is kept, with the log).")
+    @Option(help: "The directory for its socket and log (default: a new temporary one, removed at the end; a directory named here is kept, with the log, and made if missing when its parent exists).")
     var directory: String?
 
     @Flag(help: "Start with the headphones plugged in.")

@@ -56,6 +56,35 @@ import Testing
         first.stop()
     }
 
+    /// Two commands started at once on one directory both found no server
+    /// answering and both said they ran one. The lock a starting command
+    /// holds (taken here by hand) refuses the second at once, and nothing
+    /// of the holder's is touched.
+    @Test func aDirectoryAnotherCommandIsStartingAServerInIsRefused() throws {
+        let directory = try temporaryDirectory()
+        let lock = open(directory + "/" + PrivatePulseAudio.lockName, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        try #require(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
+        defer { close(lock) }
+        let error = #expect(throws: AudioError.self) {
+            try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
+        }
+        #expect(error?.message == "another offstage command is starting or running a sound server in \(directory) (it holds offstage.lock)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [PrivatePulseAudio.lockName])
+    }
+
+    /// A slip in a long path made every missing directory in it.
+    @Test func aNamedDirectoryIsMadeOneLevelDeepOnly() throws {
+        let base = try temporaryDirectory()
+        let error = #expect(throws: AudioError.self) {
+            try PrivatePulseAudio(directory: URL(fileURLWithPath: base + "/typo/pulse"), exitWhenIdle: .seconds(30))
+        }
+        #expect(error?.message == "cannot prepare \(base)/typo/pulse for PulseAudio: there is no directory \(base)/typo")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base) == [])
+        let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: base + "/pulse"), exitWhenIdle: .seconds(30))
+        #expect(server.isAccepting)
+        server.stop()
+    }
+
     @Test func aFileNamedLikeTheSocketIsKept() throws {
         let directory = try temporaryDirectory()
         try "not a socket".write(toFile: directory + "/native", atomically: true, encoding: .utf8)
