@@ -133,7 +133,7 @@ public struct GPXFixReader: Sendable {
         static func extensionValue(_ text: String, at path: [Substring]) -> (name: String, value: Double)? {
             guard let name = path.last, name == "speed" || name == "course", path.first == "extensions",
                 path.count == 2 || (path.count == 3 && path[1].hasSuffix("TrackPointExtension")),
-                let value = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
+                let value = LocationNumber.decimal(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
             else { return nil }
             return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? (String(name), value) : nil
         }
@@ -161,8 +161,10 @@ public struct GPXFixReader: Sendable {
             badAttribute = nil
             latitude = nil
             longitude = nil
-            if let s = attributes["lat"] { latitude = Double(s); if latitude == nil { badAttribute = "lat=\"\(s)\"" } }
-            if let s = attributes["lon"] { longitude = Double(s); if longitude == nil { badAttribute = "lon=\"\(s)\"" } }
+            // XML Schema's decimals may have spaces around them.
+            func decimal(_ s: String) -> Double? { LocationNumber.decimal(s.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if let s = attributes["lat"] { latitude = decimal(s); if latitude == nil { badAttribute = "lat=\"\(s)\"" } }
+            if let s = attributes["lon"] { longitude = decimal(s); if longitude == nil { badAttribute = "lon=\"\(s)\"" } }
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
@@ -230,16 +232,16 @@ public struct GPXFixReader: Sendable {
             }
             time = (time * 1000).rounded() / 1000
             for key in ["ele", "speed", "course"] {
-                if let text = fields[key], !text.isEmpty, Double(text) == nil {
+                if let text = fields[key], !text.isEmpty, LocationNumber.decimal(text) == nil {
                     return try checker.issue(line: pointLine, "<\(key)> \"\(text)\" is not a number")
                 }
             }
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
-                altitude: fields["ele"].flatMap(Double.init),
+                altitude: fields["ele"].flatMap(LocationNumber.decimal),
                 // A point's own <speed> and <course> (GPX 1.0) win over its extensions'.
-                speed: fields["speed"].flatMap(Double.init) ?? extensionValues["speed"],
-                course: fields["course"].flatMap(Double.init) ?? extensionValues["course"])
+                speed: fields["speed"].flatMap(LocationNumber.decimal) ?? extensionValues["speed"],
+                course: fields["course"].flatMap(LocationNumber.decimal) ?? extensionValues["course"])
             if let accepted = try checker.accept(fix, line: pointLine) {
                 previous = accepted
                 try body(accepted)

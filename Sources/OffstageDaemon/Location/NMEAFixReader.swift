@@ -168,6 +168,12 @@ public struct NMEAFixReader: Sendable {
                 }
                 days = LocationTimeFormat.daysFromCivil(year: date.year, month: date.month, day: date.day)
             }
+            // Optional values: empty when unknown, else decimal numbers.
+            let optional = isRMC ? [(6, "speed"), (7, "course")] : [(7, "HDOP"), (8, "altitude")]
+            if let (index, name) = optional.first(where: { !sentence[$0.0].isEmpty && LocationNumber.decimal(sentence[$0.0]) == nil }) {
+                try report(line: number, "\(sentence.type) \(name) \"\(sentence[index])\" is not a number")
+                continue
+            }
             if let p = pending, p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) {
                 try flush(p)
                 pending = nil
@@ -178,11 +184,11 @@ public struct NMEAFixReader: Sendable {
             var values = LocationFix(latitude: lat, longitude: lon, time: 0)
             if isRMC {
                 epoch.days = days
-                values.speed = Double(sentence[6]).map { $0 * 1852 / 3600 }
-                values.course = Double(sentence[7])
+                values.speed = LocationNumber.decimal(sentence[6]).map { $0 * 1852 / 3600 }
+                values.course = LocationNumber.decimal(sentence[7])
             } else {
-                values.altitude = Double(sentence[8])
-                values.horizontalAccuracy = Double(sentence[7]).map { $0 * NMEAFixWriter.metresPerHDOP }
+                values.altitude = LocationNumber.decimal(sentence[8])
+                values.horizontalAccuracy = LocationNumber.decimal(sentence[7]).map { $0 * NMEAFixWriter.metresPerHDOP }
             }
             if epoch.problem == nil {
                 if !values.coordinate.isValid {

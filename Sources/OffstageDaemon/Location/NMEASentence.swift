@@ -21,6 +21,8 @@ struct NMEASentence {
         let body = line[line.index(after: line.startIndex)..<star]
         let given = line[line.index(after: star)...]
         let computed = NMEASentence.checksum(body)
+        // Cut within the checksum: `…*` or `…*6` is a truncated line, not a wrong sum.
+        guard given.count >= 2 else { throw .missingChecksum }
         guard given.count == 2, let value = UInt8(given, radix: 16) else {
             throw .badChecksum(expected: NMEASentence.hex(computed), found: String(given))
         }
@@ -57,7 +59,7 @@ struct NMEASentence {
     /// (``LocationTimeFormat/leapSecond``), not onto it.
     static func timeOfDay(_ field: Substring) -> Double? {
         guard field.count >= 6, let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
-            let ss = Double(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
+            let ss = LocationNumber.decimal(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
         else { return nil }
         guard ss >= 60 else { return Double(hh * 3600 + mm * 60) + ss }
         guard hh == 23, mm == 59 else { return nil }
@@ -75,8 +77,8 @@ struct NMEASentence {
 
     /// `ddmm.mmmm` + hemisphere as signed degrees.
     static func angle(_ field: Substring, _ hemisphere: Substring, degreeDigits: Int) -> Double? {
-        guard field.count > degreeDigits + 1, let degrees = Double(field.prefix(degreeDigits)),
-            let minutes = Double(field.dropFirst(degreeDigits)), minutes < 60
+        guard field.count > degreeDigits + 1, let degrees = LocationNumber.decimal(field.prefix(degreeDigits)),
+            let minutes = LocationNumber.decimal(field.dropFirst(degreeDigits)), minutes < 60
         else { return nil }
         let value = degrees + minutes / 60
         switch hemisphere {

@@ -150,6 +150,26 @@ import Testing
         #expect(summary.issues.map(\.line) == [3])
     }
 
+    /// Swift's Double("0x10") is 16: a latitude written so was 16°. XML
+    /// Schema's decimals may have spaces around them, which were refused.
+    @Test func coordinatesAndValuesAreDecimalNumbers() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="0x10" lon="2.35"><time>2024-06-01T08:00:00Z</time></trkpt>
+            <trkpt lat=" 48.5 " lon="2.35"><time>2024-06-01T08:00:01Z</time></trkpt>
+            <trkpt lat="48.5" lon="2.35"><ele>0x10</ele><time>2024-06-01T08:00:02Z</time></trkpt>
+            <trkpt lat="48.5" lon="2.35"><ele>inf</ele><time>2024-06-01T08:00:03Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let (fixes, summary) = try readAll(try write(gpx, to: "hex.gpx", in: dir))
+        #expect(fixes.map(\.latitude) == [48.5])
+        #expect(summary.issues.map(\.message) == [
+            "<trkpt> with a bad attribute lat=\"0x10\"", "<ele> \"0x10\" is not a number", "<ele> \"inf\" is not a number",
+        ])
+        #expect(summary.issues.map(\.line) == [2, 4, 5])
+    }
+
     /// A device's saved waypoints before its (timed) track are places, not
     /// part of the path: they were timed at `--start` and pushed the whole
     /// track aside as going backwards. Timed waypoints stay.

@@ -51,13 +51,17 @@ import Testing
         lines[2] = String(lines[2].dropLast()) + (lines[2].hasSuffix("0") ? "1" : "0")  // break GGA #2's checksum
         lines.insert("$GPRMC,120000.000,A,4851.0", at: 4)                                // truncated
         lines.insert("hello", at: 5)
+        // Cut within the checksum: truncated too, not a wrong sum ("bad checksum , expected 6B").
+        lines.append(String(lines[lines.count - 1].dropLast(1)))
+        lines.append(String(lines[lines.count - 2].dropLast(2)))
         let path = try write(lines.joined(separator: "\n"), to: "bad.nmea", in: dir)
         let (fixes, summary) = try readAll(path)
-        #expect(summary.skipped == 3)
-        #expect(summary.issues.map(\.line) == [3, 5, 6])
+        #expect(summary.skipped == 5)
+        #expect(summary.issues.map(\.line) == [3, 5, 6, 9, 10])
         #expect(summary.issues[0].message.hasPrefix("bad checksum"))
         #expect(summary.issues[1].message.contains("missing checksum"))
         #expect(summary.issues[2].description == "\(path):6: not an NMEA sentence")
+        #expect(summary.issues[3...].map(\.message) == ["missing checksum (truncated line?)", "missing checksum (truncated line?)"])
         // Fix 2 still comes from its RMC.
         #expect(fixes.count == 3)
     }
@@ -96,6 +100,36 @@ import Testing
             _ = try NMEAFixReader(path: path, options: .init(policy: .strict)).read { _ in }
         }
         #expect(error?.issue.line == 2)
+    }
+
+    /// Swift's Double("0x10") is 16: a hexadecimal speed read as 8.2 m/s,
+    /// and text in an optional field was dropped without a word. A value
+    /// that is not a decimal number is bad input at its line; an empty
+    /// field is a value not known.
+    @Test func optionalValuesThatAreNotDecimalNumbersAreBadInput() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120000.000,4851.0000,N,00221.0000,E,1,08,0x2,35.0,M,0.0,M,,"),  // HDOP
+            nmea("GPRMC,120001.000,A,4851.0010,N,00221.0000,E,0x10,42.25,010524,,,A"),  // speed
+            nmea("GPGGA,120001.000,4851.0010,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+            nmea("GPRMC,120002.000,A,4851.0020,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120002.000,4851.0020,N,00221.0000,E,1,08,1.0,inf,M,0.0,M,,"),  // altitude
+            nmea("GPRMC,120003.000,A,4851.0030,N,00221.0000,E,1.0,nan,010524,,,A"),  // course
+            nmea("GPGGA,120003.000,4851.0030,N,00221.0000,E,1,08,1.0,35.0,M,0.0,M,,"),
+        ].joined(separator: "\n")
+        let (fixes, summary) = try readAll(try write(text, to: "hex.nmea", in: dir))
+        #expect(summary.issues.map(\.message) == [
+            "GGA HDOP \"0x2\" is not a number", "RMC speed \"0x10\" is not a number",
+            "GGA altitude \"inf\" is not a number", "RMC course \"nan\" is not a number",
+        ])
+        #expect(summary.issues.map(\.line) == [2, 3, 6, 7])
+        // Each epoch's good sentence stands alone: no value from the bad one.
+        try #require(fixes.count == 4)
+        #expect(fixes[0].horizontalAccuracy == nil && fixes[0].altitude == nil)
+        #expect(fixes[1].speed == nil && fixes[1].altitude == 35)
+        #expect(fixes[2].altitude == nil && fixes[2].speed == 1852.0 / 3600)
+        #expect(fixes[3].course == nil)
     }
 
     /// Lines 3 and 4 are bad: line 3's epoch goes back in time, which is
