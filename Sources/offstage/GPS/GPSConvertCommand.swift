@@ -9,18 +9,26 @@ struct GPSConvertCommand: AsyncParsableCommand {
         discussion: "Formats come from the file names (.gpx, .nmea, .json) unless --format/--to say otherwise. Bad lines are skipped, counted and listed unless --strict. A file output is replaced only when the conversion succeeds, and an interrupted conversion (Ctrl-C) leaves no partial file (a link, a pipe or /dev/stdout is written to directly); an input with no fix, or an output that is the input, is an error."
     )
 
-    @Argument(help: "Input fixture.")
-    var input: String
+    @Argument(help: ArgumentHelp("Input fixture (- for standard input, with --format).", valueName: "input"))
+    var inputArgument: String
 
-    @Argument(help: "Output file (.gpx, .nmea or .json).")
-    var output: String
+    @Argument(help: ArgumentHelp("Output file (.gpx, .nmea or .json; - for standard output, with --to).", valueName: "output"))
+    var outputArgument: String
+
+    /// `-` names the standard streams, as most tools have it (it made a file named `-`).
+    var input: String { inputArgument == "-" ? "/dev/stdin" : inputArgument }
+    var output: String { outputArgument == "-" ? "/dev/stdout" : outputArgument }
 
     @Option(help: "Output format: gpx, nmea or json.")
     var to: String?
 
     @OptionGroup var fixture: GPSFixtureOptions
 
-    func validate() throws { _ = try to.map { try parseFormat($0, option: "--to") } }
+    func validate() throws {
+        _ = try to.map { try parseFormat($0, option: "--to") }
+        if inputArgument == "-", fixture.format == nil { throw ValidationError("- (standard input) needs --format gpx, nmea or json") }
+        if outputArgument == "-", to == nil { throw ValidationError("- (standard output) needs --to gpx, nmea or json") }
+    }
 
     func run() async throws {
         try await reportingErrors {

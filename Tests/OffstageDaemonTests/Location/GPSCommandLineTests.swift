@@ -136,6 +136,22 @@ import Testing
         #expect(try offstage("gps", "convert", input, dir.appendingPathComponent("out.json").path).status == 0)
     }
 
+    /// `-` is the standard streams, as in most tools: `- out.gpx` made a
+    /// file named `-`. The format must then be given.
+    @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
+        let dir = try makeTemporaryDirectory()
+        let nmeaText = NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
+        let input = try write(nmeaText, to: "in.nmea", in: dir)
+        let run = try offstage("gps", "convert", input, "-", "--to", "json")
+        #expect(run.status == 0)
+        #expect(run.stdout == "{\"class\":\"TPV\",\"device\":\"offstage\",\"mode\":2,\"time\":\"2024-05-01T08:00:00.000Z\",\"lat\":48.850000000,\"lon\":2.350000000}\n")
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/-"))
+        let noFormat = try offstage("gps", "convert", input, "-")
+        #expect(noFormat.status == 64 && noFormat.stderr.hasPrefix("offstage: error: - (standard output) needs --to gpx, nmea or json"), "\(noFormat.stderr)")
+        let fromStandardInput = try offstage("gps", "convert", "-", dir.appendingPathComponent("out.gpx").path)
+        #expect(fromStandardInput.status == 64 && fromStandardInput.stderr.hasPrefix("offstage: error: - (standard input) needs --format gpx, nmea or json"))
+    }
+
     @Test func convertWritesNMEAAndWarnsAboutSkippedLines() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
