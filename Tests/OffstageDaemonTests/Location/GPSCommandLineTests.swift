@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import OffstageCore
+@testable import OffstageDaemon
 
 /// The `offstage gps` commands, run as the built binary.
 @Suite(.timeLimit(.minutes(2))) struct GPSCommandLineTests {
