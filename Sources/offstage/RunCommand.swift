@@ -15,7 +15,7 @@ struct RunCommand: AsyncParsableCommand {
             The format is described in docs/scenarios.md.
             """)
 
-    @Argument(help: ArgumentHelp("The scenario file.", valueName: "scenario.yaml")) var scenario: String
+    @Argument(help: ArgumentHelp("The scenario file (- for standard input; its app paths are then relative to the working directory).", valueName: "scenario.yaml")) var scenario: String
     @Flag(help: "Print the timeline as JSON lines.") var json = false
     @Flag(help: "Do not print the timeline.") var quiet = false
     @Option(help: ArgumentHelp("Write the timeline to this golden file.", valueName: "golden")) var record: String?

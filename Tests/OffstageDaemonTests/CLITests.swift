@@ -444,6 +444,33 @@ struct CLITests {
         #expect(try String(contentsOfFile: directory + "/golden.txt", encoding: .utf8) == "not a timeline\n")
     }
 
+    /// `-` reads the scenario from standard input (a generated one, say);
+    /// it was "no such file", and /dev/stdin "cannot read the file".
+    @Test func aScenarioIsReadFromStandardInput() throws {
+        let yaml = try String(contentsOfFile: Paths.sample("scenarios/statelab-launch.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "../StateLab", with: Paths.sample("StateLab"))
+        for name in ["-", "/dev/stdin"] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
+            process.arguments = ["run", name]
+            let input = Pipe()
+            let out = Pipe()
+            let err = Pipe()
+            process.standardInput = input
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            try input.fileHandleForWriting.write(contentsOf: Data(yaml.utf8))
+            try input.fileHandleForWriting.close()
+            let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: process, within: commandLimit)
+            process.waitUntilExit()
+            let stderr = String(decoding: output[1], as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(name): \(stderr)")
+            #expect(stderr.contains("PASS"), "\(name): \(stderr)")
+            #expect(String(decoding: output[0], as: UTF8.self).contains("applicationDidBecomeActive:"))
+        }
+    }
+
     @Test func recordingOverTheScenarioIsRefused() throws {
         let directory = try temporaryDirectory()
         let scenario = directory + "/launch.yaml"

@@ -72,9 +72,21 @@ enum ScenarioVerb {
 }
 
 extension Scenario {
-    /// Reads and checks a scenario file.
+    /// What the scenario read from standard input (`-`) is called in
+    /// messages; its app paths are relative to the working directory.
+    public static let standardInputName = "(standard input)"
+
+    /// Reads and checks a scenario file; `-` reads standard input (as does
+    /// a pipe or `/dev/stdin` named as the file).
     /// - Throws: ``ScenarioError`` with the file and line of the problem.
     public static func load(path: String) throws -> Scenario {
+        if path == "-" {
+            let data = (try? FileHandle.standardInput.readToEnd()) ?? Data()
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ScenarioError(file: standardInputName, line: nil, message: "not UTF-8 text")
+            }
+            return try parse(text, file: standardInputName)
+        }
         switch FileKind(atPath: path) {
         case nil:
             let code = errno
@@ -83,7 +95,11 @@ extension Scenario {
         case .directory: throw ScenarioError(file: path, line: nil, message: "a directory, not a scenario file")
         default: break
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // A pipe or a device has no size to read up to: read it to its end.
+        let contents = FileKind(atPath: path) == .other
+            ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
+            : FileManager.default.contents(atPath: path)
+        guard let data = contents else {
             let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
             throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
         }
@@ -127,7 +143,7 @@ extension Scenario {
         if LifecyclePolicy.profile(named: profile) == nil {
             throw error(top["profile"], "unknown profile \"\(profile)\" (ios6, ios7 or ios13)")
         }
-        let base = (file as NSString).deletingLastPathComponent
+        let base = file == standardInputName ? "" : (file as NSString).deletingLastPathComponent
         guard let appsNode = top["apps"], let appList = appsNode.sequence else {
             throw error(top["apps"] ?? root, "expected \"apps\": a list of app directories")
         }
