@@ -255,6 +255,9 @@ extension Springboard {
             return [terminate, .kill(app: id, reason: "switcher")]
         case .active, .inactive:
             if foregroundApp == id { foregroundApp = nil }
+            // An app that opts out of background execution never enters it:
+            // it ends from where it is, as it does on the home button.
+            if record.descriptor.exitsOnSuspend { return [terminate, .kill(app: id, reason: "switcher")] }
             return [
                 .setState(app: id, .background),
                 .callback(app: id, name: CallbackName.didEnterBackground.rawValue, state: nil, detail: .emptyObject),

@@ -151,6 +151,20 @@ struct LifecycleTransitionTests {
         #expect(device.killed == [lab])
     }
 
+    /// Killed in the switcher opened over it, an app that opts out of
+    /// background execution ends from where it is, as on the home button:
+    /// it was sent to the background first (and StateLab began a 180 s
+    /// background task there).
+    @Test func exitsOnSuspendKilledFromTheSwitcherNeverEntersTheBackground() throws {
+        var device = try launched([AppDescriptor(bundleID: lab, exitsOnSuspend: true)])
+        device.clear()
+        try device.submit(.switcherKill(lab))
+        #expect(device.names(lab) == [CB.willResign, CB.willTerminate])
+        #expect(!device.log.contains { $0.kind == .state && $0.app == lab && $0.name == AppState.background.rawValue })
+        #expect(device.state(lab) == .notRunning)
+        #expect(device.killed == [lab])
+    }
+
     @Test func openingAnotherAppBackgroundsTheForegroundOne() throws {
         var device = try launched([AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
         device.clear()
