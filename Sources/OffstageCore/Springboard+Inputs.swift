@@ -147,7 +147,7 @@ extension Springboard {
                 + killed.map { .kill(app: $0, reason: "memoryPressure") }
 
         case .deviceChange(let name, let detail):
-            if name != .significantTimeChange {
+            if name.isValueChange {
                 guard deviceValues[name] != detail else {
                     var unchanged = detail.objectValue ?? [:]
                     unchanged["unchanged"] = true
@@ -305,5 +305,17 @@ extension Springboard {
     mutating func closeSwitcher(by input: String) -> [Step] {
         guard overlays.remove(.switcher) != nil else { return [] }
         return [.log(LogEntry(kind: .system, app: nil, name: "switcherHide", detail: ["by": .string(input)]))]
+    }
+}
+
+extension SystemNotificationName {
+    /// A change to a value the device has (battery level, orientation,
+    /// locale): setting the value it already has is no change. A time jump
+    /// or preferences changed in Settings is an event each time.
+    var isValueChange: Bool {
+        switch self {
+        case .batteryLevel, .orientation, .locale: true
+        case .significantTimeChange, .userDefaults: false
+        }
     }
 }

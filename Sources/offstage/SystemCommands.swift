@@ -80,13 +80,20 @@ struct MemoryCommand: SimpleCommand {
 struct DeviceCommand: SimpleCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
-        abstract: "Device changes: battery LEVEL (0-1), orientation O, locale L, time-jump.",
-        discussion: "Running apps get the notification now; suspended apps get the latest of each kind when they resume.")
+        abstract: "Device changes: battery LEVEL (0-1), orientation O, locale L, time-jump, defaults.",
+        discussion: """
+            Running apps get the notification now; suspended apps get the latest of each kind when they resume. \
+            defaults is the user changing preferences in Settings (NSUserDefaultsDidChangeNotification).
+            """)
     enum What: String, ExpressibleByArgument, CaseIterable {
         case battery, orientation, locale
         case timeJump = "time-jump"
+        case defaults
+
+        /// A change that carries no value.
+        var isBare: Bool { self == .timeJump || self == .defaults }
     }
-    @Argument(help: "battery, orientation, locale or time-jump.") var what: What
+    @Argument(help: "battery, orientation, locale, time-jump or defaults.") var what: What
     // Every word that is not a known option, so that a negative level
     // (`battery -1`) is a value the daemon's rule refuses, not an option.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var values: [String] = []
@@ -97,8 +104,8 @@ struct DeviceCommand: SimpleCommand {
     func validate() throws {
         let values = try operands(values)
         if values.count > 1 { throw ValidationError("device \(what.rawValue) takes one value (got \(values.joined(separator: " ")))") }
-        if what != .timeJump, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
-        if what == .timeJump, let value { throw ValidationError("device time-jump takes no value (got \(value))") }
+        if !what.isBare, value == nil { throw ValidationError("device \(what.rawValue) needs a value") }
+        if what.isBare, let value { throw ValidationError("device \(what.rawValue) takes no value (got \(value))") }
         if let problem = deviceChangeProblem(request) { throw ValidationError(problem) }
     }
 

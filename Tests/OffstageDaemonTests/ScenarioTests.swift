@@ -144,6 +144,32 @@ struct ScenarioTests {
         }
     }
 
+    /// Preferences changed in Settings: NSUserDefaultsDidChangeNotification,
+    /// which the spec lists among the system changes, could not be made.
+    /// The running app gets it now; a suspended one, once, when it returns.
+    @Test func preferencesChangedInSettingsReachTheApp() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: launch \(stateLab)
+              - after: 1s
+                do: device defaults
+              - after: 1s
+                do: home
+              - after: 1m
+                do: device defaults
+              - after: 1s
+                do: device defaults
+              - after: 1s
+                do: launch \(stateLab)
+            """
+        let outcome = try await ScenarioRunner(scenario: try Scenario.parse(yaml, file: "x.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures.isEmpty, "\(outcome.failures)")
+        let name = SystemNotificationName.userDefaults.rawValue
+        let times = outcome.timeline.filter { $0.kind == .callback && $0.name == name }.map { formatSeconds($0.time) }
+        #expect(times == ["1", "64"])
+    }
+
     @Test func anAdvanceIsAStepEvenWhenItIsTheLast() async throws {
         // StateLab goes home at 1 s with its 25 s task; the run must reach 61 s.
         let yaml = """
@@ -208,7 +234,7 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - do: switcher show x\n", "bad.yaml:3: switcher show takes nothing more"),
         ("apps: [a]\nsteps:\n  - do: device battery 7\n", "bad.yaml:3: device battery takes a level from 0 to 1"),
         ("apps: [a]\nsteps:\n  - do: device locale\n", "bad.yaml:3: device locale needs a value"),
-        ("apps: [a]\nsteps:\n  - do: device volume 3\n", "bad.yaml:3: device takes battery, orientation, locale or time-jump"),
+        ("apps: [a]\nsteps:\n  - do: device volume 3\n", "bad.yaml:3: device takes battery, orientation, locale, time-jump or defaults"),
         ("apps: [a]\nexpect:\n  x: {finalState: asleep}\n", "bad.yaml:3: finalState must be one of"),
         ("steps: []\n", "bad.yaml:1: expected \"apps\""),
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: memory pressure lots\n", "bad.yaml:4: memory pressure takes a size"),

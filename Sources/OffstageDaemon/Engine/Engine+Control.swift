@@ -238,7 +238,7 @@ extension Engine {
     }
 
     /// The `device` request for a change written as words (`battery 0.2`,
-    /// `time-jump`), as the CLI and scenarios write it: a battery level
+    /// `time-jump`, `defaults`), as the CLI and scenarios write it: a battery level
     /// that is not a finite number stays the text, which ``deviceChange(_:)``
     /// then refuses naming it as written.
     public static func deviceRequest(what: String, value: String?) -> JSONValue {
@@ -281,8 +281,12 @@ extension Engine {
         case "time-jump":
             guard value == nil else { throw DaemonError(.badRequest, "device time-jump takes nothing more") }
             return (.significantTimeChange, .emptyObject)
+        case "defaults":
+            // The user changed the app's preferences in Settings.
+            guard value == nil else { throw DaemonError(.badRequest, "device defaults takes nothing more") }
+            return (.userDefaults, .emptyObject)
         default:
-            throw DaemonError(.badRequest, "device takes battery, orientation, locale or time-jump, not \"\(what)\"")
+            throw DaemonError(.badRequest, "device takes battery, orientation, locale, time-jump or defaults, not \"\(what)\"")
         }
     }
 

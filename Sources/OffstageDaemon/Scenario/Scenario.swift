@@ -65,7 +65,7 @@ enum ScenarioVerb {
         "launch": (1...1, "launch ID"), "home": (0...0, "home"), "lock": (0...0, "lock"), "unlock": (0...0, "unlock"),
         "switcher": (1...2, "switcher show | hide | kill ID"), "alert": (1...1, "alert show | dismiss | reply"),
         "memory": (1...2, "memory warning | memory pressure [SIZE]"),
-        "device": (1...2, "device battery LEVEL | orientation O | locale L | time-jump"),
+        "device": (1...2, "device battery LEVEL | orientation O | locale L | time-jump | defaults"),
         "wake": (2...2, "wake ID CALLBACK"), "launch-background": (1...2, "launch-background ID [LAUNCH_OPTION_KEY]"),
         "advance": (1...1, "advance DURATION"),
     ]
