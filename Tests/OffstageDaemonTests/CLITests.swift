@@ -582,9 +582,10 @@ struct CLITests {
     /// Between its spawn and its launch callbacks an app is still
     /// `notRunning`, as on iOS, but it has a process: `status` says it is
     /// launching rather than showing a pid for an app that does not run.
-    @Test func anAppThatIsStillLaunchingIsShownSo() throws {
-        let directory = try temporaryDirectory()
-        // An app that never says hello: its launch waits for the 20 s limit.
+    /// A daemon (`offstage daemon`, in `directory`) that has spawned an app
+    /// that never says hello, `com.example.Sleepy`: its launch waits for
+    /// the 20 s limit. The caller stops the daemon and finishes `launch`.
+    func launchingSleepyApp(in directory: String) throws -> (daemon: RunningOffstage, launch: RunningOffstage, socket: [String]) {
         let app = directory + "/Sleepy"
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
         try "#!/bin/sh\nexec sleep 60\n".write(toFile: app + "/run.sh", atomically: true, encoding: .utf8)
@@ -596,18 +597,49 @@ struct CLITests {
             """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
         let socket = ["--socket", directory + "/control.sock"]
         let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
-        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
         #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
         #expect(try offstage(["install", app] + socket).status == 0)
         let follower = try RunningOffstage(["events", "--follow"] + socket)
         let launch = try RunningOffstage(["launch", "com.example.Sleepy"] + socket)
         #expect(follower.awaitLine(containing: "[spawn]"))
+        return (running, launch, socket)
+    }
+
+    @Test func anAppThatIsStillLaunchingIsShownSo() throws {
+        let directory = try temporaryDirectory()
+        let (running, launch, socket) = try launchingSleepyApp(in: directory)
+        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
         let text = try offstage(["status"] + socket).stdout
         #expect(text.contains("  com.example.Sleepy  notRunning (launching)  pid "), "\(text)")
         let status = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
         let entry = try #require(status["apps"]?.arrayValue?.first)
         #expect(entry["state"] == "notRunning" && entry["launching"] == true && entry["pid"]?.intValue != nil)
         // Stopping the daemon kills the app, and the launch fails.
+        running.process.terminate()
+        running.process.waitUntilExit()
+        #expect(launch.finish().status != 0)
+    }
+
+    /// Another process that read an app's token (from /proc/PID/environ)
+    /// and claimed the app's pid took over its launch: it got the app's
+    /// welcome and callbacks, and the app itself was then refused. The
+    /// kernel's word on the peer (SO_PEERCRED) is checked too.
+    @Test func aHelloFromAnotherProcessClaimingTheAppsPidIsRefused() throws {
+        let directory = try temporaryDirectory()
+        let (running, launch, socket) = try launchingSleepyApp(in: directory)
+        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
+        let status = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
+        let pid = try #require(status["apps"]?.arrayValue?.first?["pid"]?.intValue)
+        let environment = try String(contentsOfFile: "/proc/\(pid)/environ", encoding: .utf8).split(separator: "\0")
+        let token = try #require(environment.first { $0.hasPrefix(AppEnvironment.token + "=") }?.dropFirst(AppEnvironment.token.count + 1))
+        let thief = try LineSocket(connectingTo: directory + "/apps.sock")
+        try thief.setReceiveTimeout(.seconds(10))
+        try thief.send(["type": "hello", "token": .string(String(token)), "pid": JSONValue(pid), "version": 1])
+        let reply = try #require(try thief.receive())
+        #expect(reply["type"] != "welcome", "\(reply)")
+        let events = try offstage(["events", "--json"] + socket).stdout
+        let violation = try #require(events.split(separator: "\n").first { $0.contains("protocolViolation") })
+        #expect(violation.contains("hello with the token of another process") && violation.contains("\"peerPid\":\(getpid())"), "\(violation)")
         running.process.terminate()
         running.process.waitUntilExit()
         #expect(launch.finish().status != 0)

@@ -10,16 +10,18 @@ struct AppConnectionIdentity {
 extension Engine {
     /// A `hello`: the token must be the one given to this launch, presented by
     /// the process it was given to, once.
-    func hello(token: String, pid: Int32, version: Int, channel: Channel) -> AppConnectionIdentity? {
+    /// - Parameter peerPID: the connecting process as the kernel knows it,
+    ///   which must be the token's process too (nil where it cannot be read).
+    func hello(token: String, pid: Int32, peerPID: Int32?, version: Int, channel: Channel) -> AppConnectionIdentity? {
         guard let (app, launch) = tokens[token], var process = processes[app], process.launch == launch else {
             violation(app: nil, reason: "hello with an unknown token", detail: ["pid": JSONValue(Int(pid))])
             return nil
         }
-        guard process.pid == pid else {
+        guard process.pid == pid, process.pid == peerPID ?? pid else {
             // Logged against the token's app, which is the victim here: it is not killed.
-            violation(
-                app: app, reason: "hello with the token of another process",
-                detail: ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))], kill: false)
+            var detail: [String: JSONValue] = ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))]
+            if let peerPID { detail["peerPid"] = JSONValue(Int(peerPID)) }
+            violation(app: app, reason: "hello with the token of another process", detail: detail, kill: false)
             return nil
         }
         guard process.channel == nil else {

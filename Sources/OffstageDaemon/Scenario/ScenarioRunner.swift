@@ -36,7 +36,7 @@ public struct ScenarioRunner {
     /// Detail keys that differ between machines or runs (paths, pids, the
     /// real memory a memory pressure freed), left out of timelines and
     /// golden files, as gpsd's regression driver does.
-    public static let volatileKeys: Set<String> = ["pid", "executable", "path", "container", "log", "claimedPid", "tokenPid", "freed"]
+    public static let volatileKeys: Set<String> = ["pid", "executable", "path", "container", "log", "claimedPid", "tokenPid", "peerPid", "freed"]
 
     public func run() async throws -> Outcome {
         // Locked until the run ends: each way out removes or keeps it.

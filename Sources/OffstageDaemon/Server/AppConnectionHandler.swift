@@ -14,9 +14,24 @@ final class AppConnectionHandler: ChannelInboundHandler {
 
     let engine: NIOLoopBound<Engine>
     var identity: AppConnectionIdentity?
+    /// The connecting process's pid as the kernel knows it (`SO_PEERCRED`),
+    /// read when the connection is accepted: the pid a `hello` claims could
+    /// be any, and a process that read another app's token from
+    /// `/proc/PID/environ` took over that app's launch by claiming its pid.
+    var peerPID: Int32?
 
     init(engine: NIOLoopBound<Engine>) {
         self.engine = engine
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if let provider = context.channel as? SocketOptionProvider {
+            let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+            // On the channel's loop the option is read at once.
+            credentials.assumeIsolated().whenSuccess { self.peerPID = $0.pid }
+        }
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -41,7 +56,7 @@ final class AppConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        identity = engine.hello(token: token, pid: pid, version: version, channel: context.channel)
+        identity = engine.hello(token: token, pid: pid, peerPID: peerPID, version: version, channel: context.channel)
         if identity == nil {
             let refusal = DaemonMessage.failure(id: 0, code: "rejected", message: "hello refused")
             let channel = context.channel
@@ -65,4 +80,12 @@ final class AppConnectionHandler: ChannelInboundHandler {
         engine.value.violation(app: identity?.bundleID, launch: identity?.launch, reason: "\(error)", detail: [:])
         context.close(promise: nil)
     }
+}
+
+/// Linux's `struct ucred`, which Swift's Glibc does not bring in (it needs
+/// `_GNU_SOURCE`): what `SO_PEERCRED` reads, with the same layout.
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
 }
