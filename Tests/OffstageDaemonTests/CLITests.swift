@@ -645,6 +645,37 @@ struct CLITests {
         #expect(launch.finish().status != 0)
     }
 
+    /// A refused hello kills nothing (the token's app may be the victim):
+    /// `launch` said "and was killed" of an app that exited on its own.
+    @Test func aLaunchRefusedAtHelloSaysWhatHappenedNotAKill() throws {
+        let directory = try temporaryDirectory()
+        let app = directory + "/WrongPid"
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        // An app (any language may be one) that claims another pid, reads the refusal and exits.
+        try """
+            #!/usr/bin/env python3
+            import json, os, socket
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid() + 1, "version": 1}) + "\\n").encode())
+            s.recv(4096)
+            """.write(toFile: app + "/run.py", atomically: true, encoding: .utf8)
+        #expect(chmod(app + "/run.py", 0o755) == 0)
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.WrongPid</string>\
+            <key>CFBundleExecutable</key><string>run.py</string></dict></plist>
+            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        let socket = ["--socket", directory + "/control.sock"]
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        #expect(try offstage(["install", app] + socket).status == 0)
+        let launch = try offstage(["launch", "com.example.WrongPid"] + socket)
+        #expect(launch.status == 1)
+        #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: it broke the protocol (hello with the token of another process); its log: "), "\(launch.stderr)")
+    }
+
     /// A daemon killed outright (SIGKILL: no cleanup) takes an app stuck in
     /// a callback with it. A frozen app dies with its orphaned process
     /// group and a waiting one reads the hang-up of its socket, but this

@@ -64,7 +64,8 @@ extension Engine {
     func annotate(_ reply: ControlReply, request: JSONValue, since seq: Int) -> ControlReply {
         log.flush()
         guard case .ok(var result) = reply else { return reply }
-        let errors = log.events(after: seq).filter { $0.kind == .error }
+        let events = log.events(after: seq)
+        let errors = events.filter { $0.kind == .error }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {
@@ -73,7 +74,8 @@ extension Engine {
                 return .ok(["pending": .string("\(app) is still launching\(blocker)")])
             }
             // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
-            let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app }).map(describe) ?? "it exited"
+            let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
+                .map { describe($0, among: events) } ?? "it exited"
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))")
         }
         if !errors.isEmpty, case .object(var members) = result {
@@ -83,7 +85,9 @@ extension Engine {
         return .ok(result)
     }
 
-    func describe(_ event: Event) -> String {
+    /// What an error event says of an app that did not launch; `events`
+    /// (those since the request) tell whether a violation killed it.
+    func describe(_ event: Event, among events: [Event]) -> String {
         switch event.name {
         case "crashed":
             if let signal = event.detail["signal"]?.intValue {
@@ -96,7 +100,9 @@ extension Engine {
         case "launchFailed":
             return event.detail["reason"]?.stringValue ?? "it could not be started"
         case "protocolViolation":
-            return "it broke the protocol (" + (event.detail["reason"]?.stringValue ?? "?") + ") and was killed"
+            // A refused hello (the token's app is the victim) kills nothing.
+            let killed = events.contains { $0.kind == .state && $0.app == event.app && $0.detail["reason"] == "protocolViolation" }
+            return "it broke the protocol (" + (event.detail["reason"]?.stringValue ?? "?") + ")" + (killed ? " and was killed" : "")
         default:
             return event.name + " " + event.detail.jsonText
         }
