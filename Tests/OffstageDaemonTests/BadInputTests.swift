@@ -159,6 +159,13 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// Tokens were printed without zero-padding: 62 to 64 hex digits.
+    @Test func tokensAreAlways64HexDigits() {
+        let tokens = (0..<2000).map { _ in Engine.makeToken() }
+        #expect(tokens.allSatisfy { $0.count == 64 && $0.allSatisfy(\.isHexDigit) })
+        #expect(Set(tokens).count == tokens.count)
+    }
+
     @Test func anotherAppsTokenIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -256,7 +256,11 @@ public final class Engine {
 
     static func makeToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
+        // Each part zero-padded: 64 hex digits, whatever the random values.
+        return (0..<4).map { _ in
+            let part = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - part.count) + part
+        }.joined()
     }
 
     // MARK: Processes
