@@ -162,7 +162,7 @@ public struct Springboard: Sendable {
         // A request queued behind an app the system waits for (a launch, say)
         // would otherwise run for an app that is gone: a launch left a
         // foreground app that no longer existed.
-        if hasQueuedInput(naming: bundleID) {
+        if hasQueuedWork(naming: bundleID) {
             let behind = waitingFor.map { " behind \($0)" } ?? ""
             throw LifecycleError(.invalidState, "\(bundleID) has a request queued\(behind); remove it once that has run")
         }
@@ -226,11 +226,13 @@ public struct Springboard: Sendable {
     /// The app has a process, or one is being started.
     public func hasProcess(_ bundleID: String) -> Bool { apps[bundleID]?.hasProcess ?? false }
 
-    /// A request naming the app waits in the work queue.
-    func hasQueuedInput(naming bundleID: String) -> Bool {
-        work.contains {
-            guard case .input(let input) = $0 else { return false }
-            return input.app == bundleID
+    /// Work naming the app waits in the queue: a request, or the steps of
+    /// one already expanded (a launch behind a hung app's callback has set
+    /// the foreground and queued its spawn).
+    func hasQueuedWork(naming bundleID: String) -> Bool {
+        foregroundApp == bundleID || work.contains {
+            if case .input(let input) = $0 { return input.app == bundleID }
+            return $0.app == bundleID
         }
     }
 

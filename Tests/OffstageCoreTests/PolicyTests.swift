@@ -324,6 +324,20 @@ struct PolicyTests {
         #expect(device.board.installedApps.map(\.bundleID).contains(lab))
     }
 
+    /// The same once the launch has begun: launched over an app that hangs
+    /// in applicationWillResignActive:, StateLab is the foreground app and
+    /// its spawn waits behind the hung callback (no request is queued).
+    @Test func uninstallIsRefusedWhileALaunchOfTheAppHasBegunBehindAHungApp() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        device.hangs[other] = [CB.willResign]
+        try device.submit(.launch(other))
+        try device.submit(.launch(lab))
+        #expect(device.board.waitingFor == other && device.board.foregroundApp == lab)
+        #expect(throws: LifecycleError.self) { try device.board.uninstall(lab) }
+        device.advance(by: 10)
+        #expect(device.state(lab) == .active)
+    }
+
     /// StateLab launched, then Other in front of it; the log cleared.
     func labThenOtherLaunched() throws -> DeviceHarness {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])

@@ -447,12 +447,15 @@ struct CLITests {
     /// `-` reads the scenario from standard input (a generated one, say);
     /// it was "no such file", and /dev/stdin "cannot read the file".
     @Test func aScenarioIsReadFromStandardInput() throws {
+        // Unchanged: its `../StateLab` is relative to the working directory.
         let yaml = try String(contentsOfFile: Paths.sample("scenarios/statelab-launch.yaml"), encoding: .utf8)
-            .replacingOccurrences(of: "../StateLab", with: Paths.sample("StateLab"))
+        // A command that exits unread must fail the test, not kill its process.
+        signal(SIGPIPE, SIG_IGN)
         for name in ["-", "/dev/stdin"] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
             process.arguments = ["run", name]
+            process.currentDirectoryURL = URL(fileURLWithPath: Paths.sample("scenarios"))
             let input = Pipe()
             let out = Pipe()
             let err = Pipe()
@@ -582,6 +585,22 @@ struct CLITests {
     /// Between its spawn and its launch callbacks an app is still
     /// `notRunning`, as on iOS, but it has a process: `status` says it is
     /// launching rather than showing a pid for an app that does not run.
+    /// `offstage daemon` on `directory`'s data and socket, once it runs;
+    /// the socket options for the commands.
+    func startedDaemon(in directory: String) throws -> (daemon: RunningOffstage, socket: [String]) {
+        let socket = ["--socket", directory + "/control.sock"]
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        return (running, socket)
+    }
+
+    /// Stops a daemon of ``startedDaemon(in:)`` with SIGTERM (which kills its
+    /// apps) and checks it exits cleanly, killing it past the command limit.
+    func stop(_ daemon: RunningOffstage) {
+        kill(daemon.process.processIdentifier, SIGTERM)
+        #expect(daemon.finish().status == 0)
+    }
+
     /// A daemon (`offstage daemon`, in `directory`) that has spawned an app
     /// that never says hello, `com.example.Sleepy`: its launch waits for
     /// the 20 s limit. The caller stops the daemon and finishes `launch`.
@@ -595,9 +614,7 @@ struct CLITests {
             <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.Sleepy</string>\
             <key>CFBundleExecutable</key><string>run.sh</string></dict></plist>
             """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
-        let socket = ["--socket", directory + "/control.sock"]
-        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
-        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let (running, socket) = try startedDaemon(in: directory)
         #expect(try offstage(["install", app] + socket).status == 0)
         let follower = try RunningOffstage(["events", "--follow"] + socket)
         let launch = try RunningOffstage(["launch", "com.example.Sleepy"] + socket)
@@ -615,8 +632,7 @@ struct CLITests {
         let entry = try #require(status["apps"]?.arrayValue?.first)
         #expect(entry["state"] == "notRunning" && entry["launching"] == true && entry["pid"]?.intValue != nil)
         // Stopping the daemon kills the app, and the launch fails.
-        running.process.terminate()
-        running.process.waitUntilExit()
+        stop(running)
         #expect(launch.finish().status != 0)
     }
 
@@ -640,14 +656,18 @@ struct CLITests {
         let events = try offstage(["events", "--json"] + socket).stdout
         let violation = try #require(events.split(separator: "\n").first { $0.contains("protocolViolation") })
         #expect(violation.contains("hello with the token of another process") && violation.contains("\"peerPid\":\(getpid())"), "\(violation)")
-        running.process.terminate()
-        running.process.waitUntilExit()
+        stop(running)
         #expect(launch.finish().status != 0)
     }
 
     /// A refused hello kills nothing (the token's app may be the victim):
-    /// `launch` said "and was killed" of an app that exited on its own.
-    @Test func aLaunchRefusedAtHelloSaysWhatHappenedNotAKill() throws {
+    /// `launch` said "and was killed" of an app that exited on its own. An
+    /// app of another protocol version is killed, and `launch` says so.
+    @Test(arguments: [
+        (1, 1, "it broke the protocol (hello with the token of another process); its log: "),
+        (0, 2, "it broke the protocol (unsupported protocol version) and was killed; its log: "),
+    ])
+    func aLaunchRefusedAtHelloSaysWhatHappened(pidOffset: Int, version: Int, said: String) throws {
         let directory = try temporaryDirectory()
         let app = directory + "/WrongPid"
         try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
@@ -657,7 +677,7 @@ struct CLITests {
             import json, os, socket
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(os.environ["OFFSTAGE_SOCKET"])
-            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid() + 1, "version": 1}) + "\\n").encode())
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid() + \(pidOffset), "version": \(version)}) + "\\n").encode())
             s.recv(4096)
             """.write(toFile: app + "/run.py", atomically: true, encoding: .utf8)
         #expect(chmod(app + "/run.py", 0o755) == 0)
@@ -666,14 +686,12 @@ struct CLITests {
             <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.WrongPid</string>\
             <key>CFBundleExecutable</key><string>run.py</string></dict></plist>
             """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
-        let socket = ["--socket", directory + "/control.sock"]
-        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
-        defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
-        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let (running, socket) = try startedDaemon(in: directory)
+        defer { stop(running) }
         #expect(try offstage(["install", app] + socket).status == 0)
         let launch = try offstage(["launch", "com.example.WrongPid"] + socket)
         #expect(launch.status == 1)
-        #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: it broke the protocol (hello with the token of another process); its log: "), "\(launch.stderr)")
+        #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: " + said), "\(launch.stderr)")
     }
 
     /// A daemon killed outright (SIGKILL: no cleanup) takes an app stuck in
@@ -683,20 +701,19 @@ struct CLITests {
     /// run` killed with SIGKILL), until the next daemon on the same data.
     @Test func anAppStuckInACallbackDiesWithADaemonKilledOutright() throws {
         let directory = try temporaryDirectory()
-        let socket = ["--socket", directory + "/control.sock"]
-        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        let (running, socket) = try startedDaemon(in: directory)
         defer { if running.process.isRunning { kill(running.process.processIdentifier, SIGKILL) } }
-        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
         let blocking = "com.offstage.tests.BlockingApp"
         #expect(try offstage(["install", Paths.sample("misbehaving/BlockingApp")] + socket).status == 0)
         #expect(try offstage(["launch", blocking] + socket).status == 0)
         let status = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
         let pid = Int32(try #require(status["apps"]?.arrayValue?.first?["pid"]?.intValue))
-        // Should the test fail, the app does not outlive it.
-        defer { kill(-pid, SIGKILL) }
         let exit = offstage_pidfd_open(pid)
         try #require(exit >= 0)
         defer { close(exit) }
+        // Should the test fail, the app does not outlive it (and a pid
+        // reused once it is gone is not hit).
+        defer { if !awaitReadable(exit, within: .zero) { kill(-pid, SIGKILL) } }
         let follower = try RunningOffstage(["events", "--follow", "--app", blocking] + socket)
         // Not awaited: `home` answers once the system has settled, when the
         // watchdog has killed the app 5 s on.
@@ -704,8 +721,9 @@ struct CLITests {
         // Written to the app, which blocks in it.
         #expect(follower.awaitLine(containing: "applicationDidEnterBackground:"))
         kill(running.process.processIdentifier, SIGKILL)
-        // Well before the watchdog (which died with the daemon) would have.
-        #expect(awaitReadable(exit, within: .seconds(3)), "the app \(pid) outlived its daemon")
+        // Only the daemon's death can end it: BlockingApp sleeps for an hour,
+        // and its watchdog died with the daemon.
+        #expect(awaitReadable(exit, within: .seconds(15)), "the app \(pid) outlived its daemon")
         #expect(home.finish().status != 0)
     }
 }

@@ -148,7 +148,11 @@ public final class PrivatePulseAudio: Sendable {
                 throw AudioError(.serverUnavailable, "cannot prepare \(directory.path) for PulseAudio: \(path): \(String(cString: strerror(errno)))")
             }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let error = errno
                 close(fd)
+                guard error == EWOULDBLOCK else {
+                    throw AudioError(.serverUnavailable, "cannot lock \(path): \(String(cString: strerror(error)))")
+                }
                 throw AudioError(
                     .serverUnavailable, "another offstage command is starting or running a sound server in \(directory.path) (it holds \(lockName))")
             }

@@ -131,11 +131,15 @@ extension Engine {
     func violation(app: String?, launch: Int? = nil, reason: String, detail: [String: JSONValue], kill: Bool = true) {
         var detail = detail
         detail["reason"] = .string(reason)
+        let victim = kill ? app.flatMap { app in processes[app].flatMap { launch == nil || $0.launch == launch ? $0 : nil } } : nil
+        // Said in the event: an app killed before it ran (a wrong version at
+        // hello) changes no state, so no later event would tell.
+        if victim != nil { detail["killed"] = true }
         record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
         log.flush()
-        if kill, let app, let process = processes[app], launch == nil || process.launch == launch {
+        if let app, let victim {
             // One the core counts as gone already was killed already.
-            perform(board.killForProtocolViolation(app, launch: process.launch, at: now))
+            perform(board.killForProtocolViolation(app, launch: victim.launch, at: now))
         }
     }
 }

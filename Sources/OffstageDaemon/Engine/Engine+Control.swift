@@ -64,8 +64,7 @@ extension Engine {
     func annotate(_ reply: ControlReply, request: JSONValue, since seq: Int) -> ControlReply {
         log.flush()
         guard case .ok(var result) = reply else { return reply }
-        let events = log.events(after: seq)
-        let errors = events.filter { $0.kind == .error }
+        let errors = log.events(after: seq).filter { $0.kind == .error }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {
@@ -75,7 +74,7 @@ extension Engine {
             }
             // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
             let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
-                .map { describe($0, among: events) } ?? "it exited"
+                .map(describe) ?? "it exited"
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))")
         }
         if !errors.isEmpty, case .object(var members) = result {
@@ -85,9 +84,8 @@ extension Engine {
         return .ok(result)
     }
 
-    /// What an error event says of an app that did not launch; `events`
-    /// (those since the request) tell whether a violation killed it.
-    func describe(_ event: Event, among events: [Event]) -> String {
+    /// What an error event says of an app that did not launch.
+    func describe(_ event: Event) -> String {
         switch event.name {
         case "crashed":
             if let signal = event.detail["signal"]?.intValue {
@@ -100,8 +98,8 @@ extension Engine {
         case "launchFailed":
             return event.detail["reason"]?.stringValue ?? "it could not be started"
         case "protocolViolation":
-            // A refused hello (the token's app is the victim) kills nothing.
-            let killed = events.contains { $0.kind == .state && $0.app == event.app && $0.detail["reason"] == "protocolViolation" }
+            // A refused hello (the token's app may be the victim) kills nothing.
+            let killed = event.detail["killed"] == true
             return "it broke the protocol (" + (event.detail["reason"]?.stringValue ?? "?") + ")" + (killed ? " and was killed" : "")
         default:
             return event.name + " " + event.detail.jsonText
@@ -307,9 +305,9 @@ extension Engine {
         ]
         if let process = processes[id] {
             object["pid"] = JSONValue(Int(process.pid))
-            // Started, not yet past application:didFinishLaunchingWithOptions:
-            // (or not yet said hello): still notRunning, as on iOS, but with a process.
-            if board.state(of: id) == .notRunning { object["launching"] = true }
+            // Spawned, not yet said hello: still notRunning, as on iOS, but
+            // with a process (one killed and not yet reaped has none).
+            if board.hasProcess(id), board.state(of: id) == .notRunning { object["launching"] = true }
             object["residentBytes"] = AppProcessHost.residentBytes(of: process.pid).map { JSONValue($0) } ?? .null
         }
         let tasks = board.openTasks(of: id)

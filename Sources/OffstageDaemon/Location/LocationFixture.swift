@@ -121,7 +121,11 @@ public final class LocationFixtureFileWriter {
         }
         self.format = format
         self.path = path
-        guard let f = fopen(writingTo ?? path, "w") else {
+        // Standard output is written where it points, not reopened: opened
+        // anew, a file it appends to (`>> log`) was truncated, and a socket
+        // cannot be opened at all.
+        let target = writingTo ?? path
+        guard let f = target == "/dev/stdout" ? fdopen(dup(STDOUT_FILENO), "w") : fopen(target, "w") else {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                 file: path, line: 0, message: "cannot create: \(String(cString: strerror(errno)))"))
         }
@@ -224,11 +228,13 @@ public enum LocationFixtureConverter {
         return "\(output[..<slash])/.\(output[output.index(after: slash)...]).\(getpid()).partial"
     }
 
-    /// Whether both paths name one existing file (links and `./` included).
+    /// Whether both paths name one existing regular file (links and `./`
+    /// included). A terminal or a pipe is not one file read and written:
+    /// `- -` on a terminal has stdin and stdout on the same device.
     private static func isSameFile(_ a: String, _ b: String) -> Bool {
         var first = stat()
         var second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        guard stat(a, &first) == 0, stat(b, &second) == 0, first.st_mode & S_IFMT == S_IFREG else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

@@ -85,7 +85,7 @@ extension Scenario {
             guard let text = String(data: data, encoding: .utf8) else {
                 throw ScenarioError(file: standardInputName, line: nil, message: "not UTF-8 text")
             }
-            return try parse(text, file: standardInputName)
+            return try parse(text, file: standardInputName, base: "")
         }
         switch FileKind(atPath: path) {
         case nil:
@@ -96,7 +96,9 @@ extension Scenario {
         default: break
         }
         // A pipe or a device has no size to read up to: read it to its end.
-        let contents = FileKind(atPath: path) == .other
+        // Its app paths are relative to the working directory, as stdin's.
+        let stream = FileKind(atPath: path) == .other
+        let contents = stream
             ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
             : FileManager.default.contents(atPath: path)
         guard let data = contents else {
@@ -106,10 +108,12 @@ extension Scenario {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ScenarioError(file: path, line: nil, message: "not UTF-8 text")
         }
-        return try parse(text, file: path)
+        return try parse(text, file: path, base: stream ? "" : nil)
     }
 
-    public static func parse(_ text: String, file: String) throws -> Scenario {
+    /// - Parameter base: the directory app paths are relative to (nil: the
+    ///   file's; "": the working directory).
+    public static func parse(_ text: String, file: String, base: String? = nil) throws -> Scenario {
         func error(_ node: Node?, _ message: String) -> ScenarioError {
             ScenarioError(file: file, line: node?.mark.map { $0.line }, message: message)
         }
@@ -143,7 +147,7 @@ extension Scenario {
         if LifecyclePolicy.profile(named: profile) == nil {
             throw error(top["profile"], "unknown profile \"\(profile)\" (ios6, ios7 or ios13)")
         }
-        let base = file == standardInputName ? "" : (file as NSString).deletingLastPathComponent
+        let base = base ?? (file as NSString).deletingLastPathComponent
         guard let appsNode = top["apps"], let appList = appsNode.sequence else {
             throw error(top["apps"] ?? root, "expected \"apps\": a list of app directories")
         }

@@ -43,13 +43,17 @@ import Testing
         // Bounded: the suite's time limit records a failure but cannot unblock a wait.
         _ = drain([out.fileHandleForReading, err.fileHandleForReading], of: pactl, within: .seconds(30))
         pactl.waitUntilExit()
-        #expect(pactl.terminationStatus != 0)
+        #expect(pactl.terminationReason == .exit && pactl.terminationStatus != 0)
         #expect(server.lastLoggedError?.contains("module-offstage-no-such-module") == true, "\(server.lastLoggedError ?? "none")")
     }
 
     @Test func aDirectoryInUseIsRefusedAndItsServerKeepsRunning() throws {
         let directory = URL(fileURLWithPath: try temporaryDirectory())
         let first = try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30))
+        // The running server's command holds the directory's lock.
+        let lock = open(directory.appendingPathComponent(PrivatePulseAudio.lockName).path, O_RDWR | O_CLOEXEC)
+        #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK)
+        if lock >= 0 { close(lock) }
         #expect(throws: AudioError.self) { try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30)) }
         #expect(first.isAccepting)
         #expect(first.isRunning)

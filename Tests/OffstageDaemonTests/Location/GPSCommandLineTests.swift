@@ -148,6 +148,19 @@ import OffstageCore
         #expect(run.status == 0)
         #expect(run.stdout == "{\"class\":\"TPV\",\"device\":\"offstage\",\"mode\":2,\"time\":\"2024-05-01T08:00:00.000Z\",\"lat\":48.850000000,\"lon\":2.350000000}\n")
         #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/-"))
+        // Appended to, standard output is not truncated (it was reopened with O_TRUNC).
+        let log = dir.appendingPathComponent("log.json").path
+        try "kept\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec \"$0\" gps convert \"$1\" - --to json >> \"$2\"", Paths.products + "/offstage", input, log]
+        let errors = Pipe()
+        shell.standardError = errors
+        try shell.run()
+        _ = drain([errors.fileHandleForReading], of: shell, within: commandLimit)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0)
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "kept\n" + run.stdout)
         let noFormat = try offstage("gps", "convert", input, "-")
         #expect(noFormat.status == 64 && noFormat.stderr.hasPrefix("offstage: error: - (standard output) needs --to gpx, nmea or json"), "\(noFormat.stderr)")
         let fromStandardInput = try offstage("gps", "convert", "-", dir.appendingPathComponent("out.gpx").path)
