@@ -601,19 +601,26 @@ struct CLITests {
         #expect(daemon.finish().status == 0)
     }
 
+    /// An app directory in `directory` whose executable is `script` (any
+    /// language may be an app); its path.
+    func scriptApp(_ bundleID: String, in directory: String, script: String) throws -> String {
+        let app = directory + "/" + (bundleID.split(separator: ".").last.map(String.init) ?? bundleID)
+        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+        try script.write(toFile: app + "/run", atomically: true, encoding: .utf8)
+        #expect(chmod(app + "/run", 0o755) == 0)
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>\(bundleID)</string>\
+            <key>CFBundleExecutable</key><string>run</string></dict></plist>
+            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        return app
+    }
+
     /// A daemon (`offstage daemon`, in `directory`) that has spawned an app
     /// that never says hello, `com.example.Sleepy`: its launch waits for
     /// the 20 s limit. The caller stops the daemon and finishes `launch`.
     func launchingSleepyApp(in directory: String) throws -> (daemon: RunningOffstage, launch: RunningOffstage, socket: [String]) {
-        let app = directory + "/Sleepy"
-        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        try "#!/bin/sh\nexec sleep 60\n".write(toFile: app + "/run.sh", atomically: true, encoding: .utf8)
-        #expect(chmod(app + "/run.sh", 0o755) == 0)
-        try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.Sleepy</string>\
-            <key>CFBundleExecutable</key><string>run.sh</string></dict></plist>
-            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        let app = try scriptApp("com.example.Sleepy", in: directory, script: "#!/bin/sh\nexec sleep 60\n")
         let (running, socket) = try startedDaemon(in: directory)
         #expect(try offstage(["install", app] + socket).status == 0)
         let follower = try RunningOffstage(["events", "--follow"] + socket)
@@ -669,23 +676,17 @@ struct CLITests {
     ])
     func aLaunchRefusedAtHelloSaysWhatHappened(pidOffset: Int, version: Int, said: String) throws {
         let directory = try temporaryDirectory()
-        let app = directory + "/WrongPid"
-        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        // An app (any language may be one) that claims another pid, reads the refusal and exits.
-        try """
+        // An app that claims another pid (or version), reads the refusal and exits.
+        let app = try scriptApp(
+            "com.example.WrongPid", in: directory,
+            script: """
             #!/usr/bin/env python3
             import json, os, socket
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(os.environ["OFFSTAGE_SOCKET"])
             s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid() + \(pidOffset), "version": \(version)}) + "\\n").encode())
             s.recv(4096)
-            """.write(toFile: app + "/run.py", atomically: true, encoding: .utf8)
-        #expect(chmod(app + "/run.py", 0o755) == 0)
-        try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.WrongPid</string>\
-            <key>CFBundleExecutable</key><string>run.py</string></dict></plist>
-            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+            """)
         let (running, socket) = try startedDaemon(in: directory)
         defer { stop(running) }
         #expect(try offstage(["install", app] + socket).status == 0)
