@@ -62,7 +62,13 @@ public struct LocationFeeder: Sendable {
     }
 
     /// Sends one fix now.
+    /// - Throws: ``LocationSystemError`` for a fix NMEA cannot date (gpsd
+    ///   would take 1969 for 2069), or a failed write.
     public func send(_ fix: LocationFix) throws {
+        if let problem = NMEAFixWriter.problem(writing: fix) {
+            throw LocationSystemError(
+                "cannot feed the fix at \(LocationTimeFormat.iso8601(fix.time)) to gpsd", detail: "\(problem) (gpsd reads it as NMEA)")
+        }
         try pty.write(NMEAFixWriter.sentences(for: fix))
     }
 

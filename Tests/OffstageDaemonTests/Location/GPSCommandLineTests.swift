@@ -138,6 +138,13 @@ import OffstageCore
         #expect(try offstage("gps", "convert", input, dir.appendingPathComponent("out.json").path).status == 0)
     }
 
+    /// gpsd reads what we feed it as NMEA: a fix of 1969 became one of 2069.
+    @Test func aFixNMEACannotDateIsNotFedToGPSD() throws {
+        let run = try offstage("gps", "fix", "48.85", "2.35", "--time", "1969-07-20T20:17:40Z")
+        #expect(run.status == 64)
+        #expect(run.stderr.hasPrefix("offstage: error: --time 1969-07-20T20:17:40Z: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the fix as NMEA)"), "\(run.stderr)")
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {

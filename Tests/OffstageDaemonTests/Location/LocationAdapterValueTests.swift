@@ -3,6 +3,16 @@ import OffstageDaemon
 import Testing
 
 @Suite struct LocationAdapterValueTests {
+    /// gpsd reads the feed as NMEA, whose two-digit year took 1969 for 2069:
+    /// such a fix is refused.
+    @Test func aFixNMEACannotDateIsNotFed() throws {
+        let pty = try LocationPTY()
+        let error = #expect(throws: LocationSystemError.self) {
+            try LocationFeeder(pty: pty).send(LocationFix(latitude: 1, longitude: 1, time: -1))
+        }
+        #expect(error?.description == "cannot feed the fix at 1969-12-31T23:59:59.000Z to gpsd: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads it as NMEA)")
+    }
+
     @Test(arguments: [
         ("localhost:2947", "localhost", 2947), ("127.0.0.1:29470", "127.0.0.1", 29470),
         ("gps.example", "gps.example", 2947), (":3000", "localhost", 3000), ("[::1]:2948", "::1", 2948),
