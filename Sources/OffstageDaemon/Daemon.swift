@@ -147,6 +147,10 @@ public struct DaemonService: Service {
                 "control": "\(configuration.controlSocket)", "data": "\(configuration.dataDirectory)",
                 "clock": "\(configuration.clock.rawValue)", "profile": "\(configuration.policy.profileName)",
             ])
+        if !AppProcessHost.appsDieWithTheDaemon {
+            logger.warning(
+                "\(AppProcessHost.setpriv) is missing (util-linux): apps are spawned without it and would outlive a daemon killed with SIGKILL")
+        }
         try? await gracefulShutdown()
         logger.info("offstage daemon stopping")
         await daemon.stop()

@@ -61,7 +61,7 @@ public struct AppProcessHost: Sendable {
 
         var program = executable
         var argv = arguments
-        if diesWithThisThread, access(Self.setpriv, X_OK) == 0 {
+        if diesWithThisThread, Self.appsDieWithTheDaemon {
             // Through setpriv an executable that cannot run would be an exit
             // (127) with the reason in the app's log only.
             guard access(executable, X_OK) == 0 else {
@@ -104,6 +104,11 @@ public struct AppProcessHost: Sendable {
 
     /// util-linux's, in every Debian (and in `scripts/packages-trunk.txt`).
     static let setpriv = "/usr/bin/setpriv"
+
+    /// Whether `setpriv` is there to tie apps to the daemon (`offstage
+    /// daemon` warns at its start when it is not: apps are then spawned
+    /// plainly).
+    public static var appsDieWithTheDaemon: Bool { access(setpriv, X_OK) == 0 }
 
     // An app leads its own process group (spawned with POSIX_SPAWN_SETPGROUP),
     // so these signal the group: processes the app started are frozen,
