@@ -30,9 +30,22 @@ struct ClientOptions: ParsableArguments {
     /// Sends one command and returns its result, or exits with one line on stderr.
     func send(_ request: JSONValue) throws -> JSONValue {
         let client = try connect()
-        try client.send(request)
+        try send(request, on: client)
         return try result(of: receiveReply(on: client))
     }
+
+    /// Sends a request on `client`, or one line and exit 1 when the daemon
+    /// has gone meanwhile (stopping, it resets connections it has not read).
+    func send(_ request: JSONValue, on client: LineSocket) throws {
+        do {
+            try client.send(request)
+        } catch let error as SystemCallError where Self.isHangUp(error) {
+            fail("the daemon closed the connection before taking the command")
+        }
+    }
+
+    /// The daemon went away under the command: a reset or a broken pipe.
+    static func isHangUp(_ error: SystemCallError) -> Bool { error.errno == ECONNRESET || error.errno == EPIPE }
 
     /// Connects; reads on the socket wait up to `--timeout`.
     func connect() throws -> LineSocket {
@@ -59,6 +72,10 @@ struct ClientOptions: ParsableArguments {
             fail(
                 "no reply from the daemon on \(socket) within \(timeout) (is it stopped or hung?); "
                     + "--timeout waits longer, 0 for good")
+        } catch let error as SystemCallError where Self.isHangUp(error) {
+            // A daemon stopping resets connections with unread data; it was
+            // a raw "Error: read: Connection reset by peer".
+            fail("the daemon closed the connection without replying")
         }
     }
 

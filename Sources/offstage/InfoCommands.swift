@@ -50,7 +50,7 @@ struct EventsCommand: ParsableCommand {
         var request: [String: JSONValue] = ["command": "events", "after": JSONValue(after), "follow": .bool(follow)]
         if let app { request["appFilter"] = .string(app) }
         let socket = try client.connect()
-        try socket.send(.object(request))
+        try client.send(.object(request), on: socket)
         let reply = try client.receiveReply(on: socket)
         let events = try client.result(of: reply).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.

@@ -352,6 +352,24 @@ struct CLITests {
         #expect(stderr == "offstage: error: the daemon closed the connection (it died or was killed)\n")
     }
 
+    /// A daemon stopping resets the connections it has not read: the
+    /// command printed a raw "Error: read: Connection reset by peer". The
+    /// test plays that daemon: it takes the command and closes unread.
+    @Test func aDaemonThatResetsTheConnectionIsOneLine() throws {
+        let path = try temporaryDirectory() + "/control.sock"
+        let listener = try listeningSocket(at: path)
+        defer { close(listener) }
+        let command = try RunningOffstage(["status", "--socket", path])
+        try #require(awaitReadable(listener, within: .seconds(30)), "the command did not connect")
+        let connection = accept(listener, nil, nil)
+        try #require(connection >= 0)
+        #expect(awaitReadable(connection, within: .seconds(30)), "the command sent nothing")
+        close(connection)  // with the command unread: a reset
+        let (status, stderr) = command.finish()
+        #expect(status == 1)
+        #expect(stderr == "offstage: error: the daemon closed the connection without replying\n")
+    }
+
     /// The daemon's side: a follow of an app only in its log (by id or by
     /// the last part of it) is not `waiting`; one of an id nobody has is.
     @Test func aFollowOfAnUnknownBundleIDIsMarkedWaiting() async throws {
