@@ -38,6 +38,10 @@ final class DaemonConnection: @unchecked Sendable {
         defer { writeLock.unlock() }
         do {
             try socket.send(bytes)
+        } catch let error as SystemCallError where error.errno == EPIPE || error.errno == ECONNRESET {
+            // The daemon is gone: an app ends with it, as when it reads the
+            // end of the stream (a write used to die of SIGPIPE here).
+            exit(0)
         } catch {
             fatalError("offstage: lost the daemon connection: \(error)")
         }

@@ -81,7 +81,8 @@ public final class LineSocket {
         self.fd = fd
     }
 
-    /// Wraps an already connected descriptor (e.g. one end of a socketpair).
+    /// Wraps an already connected socket (e.g. one end of a socketpair; not
+    /// a pipe: it is written with `send`).
     public init(fd: Int32, maxLine: Int = maximumMessageBytes) {
         self.fd = fd
         self.maxLine = maxLine
@@ -95,7 +96,7 @@ public final class LineSocket {
         var offset = 0
         while offset < bytes.count {
             let written = try bytes.withUnsafeBytes { raw in
-                try syscall("write") { sendWithoutSignal(fd, raw.baseAddress! + offset, raw.count - offset) }
+                try syscall("send") { sendWithoutSignal(fd, raw.baseAddress! + offset, raw.count - offset) }
             }
             offset += written
         }

@@ -44,6 +44,16 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
+    /// For a look-up a command can do without: the result, or nil when the
+    /// daemon cannot be reached, goes away or refuses (where ``send(_:)``
+    /// would end the command).
+    func lookUp(_ request: JSONValue) -> JSONValue? {
+        guard let client = try? LineSocket(connectingTo: socket) else { return nil }
+        try? client.setReceiveTimeout(replyLimit)
+        guard (try? client.send(request)) != nil, let reply = try? client.receive(), reply["ok"]?.boolValue == true else { return nil }
+        return reply["result"]
+    }
+
     /// The daemon went away under the command: a reset or a broken pipe.
     static func isHangUp(_ error: SystemCallError) -> Bool { error.errno == ECONNRESET || error.errno == EPIPE }
 

@@ -55,7 +55,7 @@ struct EventsCommand: ParsableCommand {
         let events = try client.result(of: reply).arrayValue ?? []
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
-        let installed = json ? [] : (try? client.send(["command": "apps"]))?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
+        let installed = json ? [] : client.lookUp(["command": "apps"])?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         for event in events { show(event, &naming) }
         guard follow else { return }

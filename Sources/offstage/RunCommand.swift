@@ -67,6 +67,9 @@ struct RunCommand: AsyncParsableCommand {
         } catch let error as ScenarioError {
             fail(error.description)
         }
+        if !AppProcessHost.appsDieWithTheDaemon {
+            printError("offstage: warning: \(AppProcessHost.setpriv) is missing (util-linux): an app stuck in a callback would outlive this run if it were killed with SIGKILL")
+        }
         var runner = ScenarioRunner(scenario: loaded, executableSearchPaths: [executableDirectory()])
         let total = loaded.steps.count
         let counter = StepCounter()

@@ -103,7 +103,7 @@ public struct AppProcessHost: Sendable {
     }
 
     /// util-linux's, in every Debian (and in `scripts/packages-trunk.txt`).
-    static let setpriv = "/usr/bin/setpriv"
+    public static let setpriv = "/usr/bin/setpriv"
 
     /// Whether `setpriv` is there to tie apps to the daemon (`offstage
     /// daemon` warns at its start when it is not: apps are then spawned

@@ -43,7 +43,13 @@ struct GPSFeedCommand: AsyncParsableCommand {
                 throw CommandError("\(file): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first")
             }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
-            let total = try reader.count()
+            // The counting pass also finds a fix gpsd would misdate (NMEA's
+            // two-digit year), before gpsd starts and hours of feeding.
+            let total = try reader.read { fix in
+                if let problem = NMEAFixWriter.problem(writing: fix) {
+                    throw CommandError("\(file): the fix at \(LocationTimeFormat.iso8601(fix.time)) cannot be fed: \(problem) (gpsd reads the feed as NMEA)")
+                }
+            }.fixes
             guard total > 0 else { throw CommandError("\(file) has no fixes") }
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }

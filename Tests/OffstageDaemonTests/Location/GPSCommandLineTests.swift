@@ -145,6 +145,24 @@ import OffstageCore
         #expect(run.stderr.hasPrefix("offstage: error: --time 1969-07-20T20:17:40Z: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the fix as NMEA)"), "\(run.stderr)")
     }
 
+    /// A fixture's undatable fix is found in the counting pass, before
+    /// gpsd starts: it was found only when its turn came to be fed.
+    @Test func aFeedWithAFixNMEACannotDateFailsBeforeGPSDStarts() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = """
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="48.85" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt>
+            <trkpt lat="48.86" lon="2.35"><time>2099-05-06T07:30:01Z</time></trkpt>
+            </trkseg></trk></gpx>
+            """
+        let input = try write(gpx, to: "far.gpx", in: dir)
+        let run = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: \(input): the fix at 2099-05-06T07:30:01.000Z cannot be fed: NMEA's two-digit year holds 1980 to 2079, not 2099 (gpsd reads the feed as NMEA)\n")
+        // No private gpsd was made (its directory would be in TMPDIR).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["far.gpx"])
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
