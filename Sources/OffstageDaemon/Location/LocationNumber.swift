@@ -9,7 +9,7 @@ enum LocationNumber {
         guard text.utf8.contains(where: { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             text.utf8.allSatisfy({ allowed.contains($0) })
         else { return nil }
-        return Double(String(text))
+        return Double(text)
     }
 
     private static let allowed = Set("0123456789+-.eE".utf8)

@@ -168,10 +168,19 @@ public struct NMEAFixReader: Sendable {
                 }
                 days = LocationTimeFormat.daysFromCivil(year: date.year, month: date.month, day: date.day)
             }
-            // Optional values: empty when unknown, else decimal numbers.
-            let optional = isRMC ? [(6, "speed"), (7, "course")] : [(7, "HDOP"), (8, "altitude")]
-            if let (index, name) = optional.first(where: { !sentence[$0.0].isEmpty && LocationNumber.decimal(sentence[$0.0]) == nil }) {
-                try report(line: number, "\(sentence.type) \(name) \"\(sentence[index])\" is not a number")
+            // Optional values, each parsed once: empty when unknown, else a
+            // decimal number (anything else is bad input at this line).
+            let fields = isRMC ? [(6, "speed"), (7, "course")] : [(7, "HDOP"), (8, "altitude")]
+            var parsed: [Double?] = []
+            var notANumber: (field: Substring, name: String)?
+            for (index, name) in fields {
+                let field = sentence[index]
+                let value = field.isEmpty ? nil : LocationNumber.decimal(field)
+                if value == nil, !field.isEmpty, notANumber == nil { notANumber = (field, name) }
+                parsed.append(value)
+            }
+            if let (field, name) = notANumber {
+                try report(line: number, "\(sentence.type) \(name) \"\(field)\" is not a number")
                 continue
             }
             if let p = pending, p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) {
@@ -184,11 +193,11 @@ public struct NMEAFixReader: Sendable {
             var values = LocationFix(latitude: lat, longitude: lon, time: 0)
             if isRMC {
                 epoch.days = days
-                values.speed = LocationNumber.decimal(sentence[6]).map { $0 * 1852 / 3600 }
-                values.course = LocationNumber.decimal(sentence[7])
+                values.speed = parsed[0].map { $0 * 1852 / 3600 }
+                values.course = parsed[1]
             } else {
-                values.altitude = LocationNumber.decimal(sentence[8])
-                values.horizontalAccuracy = LocationNumber.decimal(sentence[7]).map { $0 * NMEAFixWriter.metresPerHDOP }
+                values.horizontalAccuracy = parsed[0].map { $0 * NMEAFixWriter.metresPerHDOP }
+                values.altitude = parsed[1]
             }
             if epoch.problem == nil {
                 if !values.coordinate.isValid {

@@ -87,7 +87,8 @@ extension Scenario {
             }
             return try parse(text, file: standardInputName, base: "")
         }
-        switch FileKind(atPath: path) {
+        let kind = FileKind(atPath: path)
+        switch kind {
         case nil:
             let code = errno
             let why = code == ENOENT || code == ENOTDIR ? "no such file" : "cannot reach the file (\(String(cString: strerror(code))))"
@@ -97,7 +98,7 @@ extension Scenario {
         }
         // A pipe or a device has no size to read up to: read it to its end.
         // Its app paths are relative to the working directory, as stdin's.
-        let stream = FileKind(atPath: path) == .other
+        let stream = kind == .other
         let contents = stream
             ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
             : FileManager.default.contents(atPath: path)

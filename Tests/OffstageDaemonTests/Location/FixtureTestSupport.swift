@@ -36,3 +36,8 @@ func sampleTrack(count: Int, start: Double = 1_714_550_400) -> [LocationFix] {
             altitude: 35 + Double(i % 7), speed: 12.5, course: 42.25, horizontalAccuracy: 5)
     }
 }
+
+/// A GPX 1.1 document with one track segment of `points` (`<trkpt …>` lines).
+func gpxTrack(_ points: String...) -> String {
+    "<gpx version=\"1.1\"><trk><trkseg>\n" + points.joined(separator: "\n") + "\n</trkseg></trk></gpx>\n"
+}

@@ -123,12 +123,9 @@ import OffstageCore
     /// gpsd JSON hold it; NMEA refuses it, and no file is left.
     @Test func aYearNMEACannotHoldIsRefusedNotShifted() throws {
         let dir = try makeTemporaryDirectory()
-        let gpx = """
-            <gpx version="1.1"><trk><trkseg>
-            <trkpt lat="48.85" lon="2.35"><time>2079-12-31T23:59:59Z</time></trkpt>
-            <trkpt lat="48.86" lon="2.35"><time>2080-01-01T00:00:00Z</time></trkpt>
-            </trkseg></trk></gpx>
-            """
+        let gpx = gpxTrack(
+            #"<trkpt lat="48.85" lon="2.35"><time>2079-12-31T23:59:59Z</time></trkpt>"#,
+            #"<trkpt lat="48.86" lon="2.35"><time>2080-01-01T00:00:00Z</time></trkpt>"#)
         let input = try write(gpx, to: "in.gpx", in: dir)
         let output = dir.appendingPathComponent("out.nmea").path
         let run = try offstage("gps", "convert", input, output)
@@ -149,12 +146,9 @@ import OffstageCore
     /// gpsd starts: it was found only when its turn came to be fed.
     @Test func aFeedWithAFixNMEACannotDateFailsBeforeGPSDStarts() throws {
         let dir = try makeTemporaryDirectory()
-        let gpx = """
-            <gpx version="1.1"><trk><trkseg>
-            <trkpt lat="48.85" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt>
-            <trkpt lat="48.86" lon="2.35"><time>2099-05-06T07:30:01Z</time></trkpt>
-            </trkseg></trk></gpx>
-            """
+        let gpx = gpxTrack(
+            #"<trkpt lat="48.85" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt>"#,
+            #"<trkpt lat="48.86" lon="2.35"><time>2099-05-06T07:30:01Z</time></trkpt>"#)
         let input = try write(gpx, to: "far.gpx", in: dir)
         let run = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
         #expect(run.status == 1)

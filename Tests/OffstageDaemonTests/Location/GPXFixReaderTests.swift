@@ -154,14 +154,11 @@ import Testing
     /// Schema's decimals may have spaces around them, which were refused.
     @Test func coordinatesAndValuesAreDecimalNumbers() throws {
         let dir = try makeTemporaryDirectory()
-        let gpx = """
-            <gpx version="1.1"><trk><trkseg>
-            <trkpt lat="0x10" lon="2.35"><time>2024-06-01T08:00:00Z</time></trkpt>
-            <trkpt lat=" 48.5 " lon="2.35"><time>2024-06-01T08:00:01Z</time></trkpt>
-            <trkpt lat="48.5" lon="2.35"><ele>0x10</ele><time>2024-06-01T08:00:02Z</time></trkpt>
-            <trkpt lat="48.5" lon="2.35"><ele>inf</ele><time>2024-06-01T08:00:03Z</time></trkpt>
-            </trkseg></trk></gpx>
-            """
+        let gpx = gpxTrack(
+            #"<trkpt lat="0x10" lon="2.35"><time>2024-06-01T08:00:00Z</time></trkpt>"#,
+            #"<trkpt lat=" 48.5 " lon="2.35"><time>2024-06-01T08:00:01Z</time></trkpt>"#,
+            #"<trkpt lat="48.5" lon="2.35"><ele>0x10</ele><time>2024-06-01T08:00:02Z</time></trkpt>"#,
+            #"<trkpt lat="48.5" lon="2.35"><ele>inf</ele><time>2024-06-01T08:00:03Z</time></trkpt>"#)
         let (fixes, summary) = try readAll(try write(gpx, to: "hex.gpx", in: dir))
         #expect(fixes.map(\.latitude) == [48.5])
         #expect(summary.issues.map(\.message) == [
