@@ -28,8 +28,13 @@ public final class RunningDaemon: Sendable {
         signal(SIGPIPE, SIG_IGN)
         reportOnlyChildExits()
         let dataLock = try DataDirectoryLock(directory: configuration.dataDirectory)
-        try SocketPreparation.prepare(configuration.controlSocket)
-        try SocketPreparation.prepare(configuration.appSocket)
+        do {
+            try SocketPreparation.prepare(configuration.controlSocket)
+            try SocketPreparation.prepare(configuration.appSocket)
+        } catch {
+            dataLock.abandon()
+            throw error
+        }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         do {
@@ -66,7 +71,7 @@ public final class RunningDaemon: Sendable {
                 configuration: configuration, engine: handle, group: group, channels: [control, apps], dataLock: dataLock)
         } catch {
             try? await group.shutdownGracefully()
-            dataLock.release()
+            dataLock.abandon()
             throw error
         }
     }

@@ -12,12 +12,18 @@ import Synchronization
 ///   - what: what the directory is for, as the message names it.
 ///   - permissions: the mode of the directories created (existing ones are
 ///     left alone; the umask applies, as with `mkdir`).
-func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755) throws(DaemonError) {
+/// - Returns: the directories this call created, outermost first.
+@discardableResult
+func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755) throws(DaemonError) -> [String] {
     guard !path.isEmpty else { throw DaemonError(.storage, "the \(what) has an empty path") }
     var prefix = path.hasPrefix("/") ? "" : "."
+    var created: [String] = []
     for component in path.split(separator: "/") {
         prefix += "/" + component
-        if mkdir(prefix, permissions) == 0 { continue }
+        if mkdir(prefix, permissions) == 0 {
+            created.append(prefix)
+            continue
+        }
         let error = errno
         if error == EEXIST, FileKind(atPath: prefix) == .directory { continue }
         let dangling = error == EEXIST && FileKind(atPath: prefix, followingLinks: false) == .symbolicLink
@@ -26,6 +32,7 @@ func makeDirectory(_ path: String, for what: String, permissions: mode_t = 0o755
             : error == EEXIST ? "\(prefix) is not a directory" : String(cString: strerror(error))
         throw DaemonError(.storage, "cannot create the \(what) \(path): \(reason)")
     }
+    return created
 }
 
 /// An exclusive lock on a data directory, held while a daemon runs: a
@@ -45,10 +52,14 @@ final class DataDirectoryLock: Sendable {
     private static let lockedHere = Mutex<Set<String>>([])
     private let descriptor: Mutex<Int32?>
     private let key: String
+    private let path: String
+    /// The directories the lock created for the data directory, outermost first.
+    private let created: [String]
 
+    /// Creates the directory when it is missing, then locks it.
     /// - Throws: ``DaemonError`` `alreadyRunning` when another daemon holds it.
     init(directory: String) throws(DaemonError) {
-        try makeDirectory(directory, for: "data directory")
+        let created = try makeDirectory(directory, for: "data directory")
         let key = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         guard Self.lockedHere.withLock({ $0.insert(key).inserted }) else {
             throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
@@ -73,9 +84,21 @@ final class DataDirectoryLock: Sendable {
             throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
         }
         self.key = key
+        self.path = path
+        self.created = created
         descriptor = Mutex(fd)
     }
 
+    /// Releases the lock of a daemon that did not start, and removes the
+    /// data directory again if this lock made it and nothing but the lock
+    /// file was put in it: a refused daemon (say, its socket is taken)
+    /// leaves no trace. Directories that existed, or hold anything, stay.
+    func abandon() {
+        release()
+        guard !created.isEmpty else { return }
+        unlink(path)
+        for directory in created.reversed() where rmdir(directory) != 0 { break }
+    }
     /// Lets another daemon use the directory.
     func release() {
         let released = descriptor.withLock { fd -> Bool in

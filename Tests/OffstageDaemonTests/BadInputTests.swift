@@ -254,13 +254,24 @@ struct BadInputTests {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
         // Other data (so the data lock does not answer first), the same sockets.
+        let other = try temporaryDirectory()
         let configuration = DaemonConfiguration(
-            dataDirectory: try temporaryDirectory() + "/data", controlSocket: test.directory + "/control.sock",
+            dataDirectory: other + "/new/data", controlSocket: test.directory + "/control.sock",
             appSocket: test.directory + "/apps.sock", clock: .real, executableSearchPaths: [Paths.products])
         let error = await #expect(throws: DaemonError.self) { _ = try await RunningDaemon.start(configuration) }
         #expect(error?.message == "a daemon is already running on \(test.directory)/control.sock")
         // The first one's socket is still there and listening.
         #expect((try? LineSocket(connectingTo: test.directory + "/control.sock")) != nil)
+        // The refused daemon left no data directory behind, nor the parent it made…
+        #expect(FileKind(atPath: other + "/new") == nil)
+        #expect(FileKind(atPath: other) == .directory)
+        // …and leaves one that was there as it was.
+        try FileManager.default.createDirectory(atPath: other + "/kept", withIntermediateDirectories: false)
+        let existing = DaemonConfiguration(
+            dataDirectory: other + "/kept", controlSocket: test.directory + "/control.sock",
+            appSocket: test.directory + "/apps.sock", clock: .real, executableSearchPaths: [Paths.products])
+        await #expect(throws: DaemonError.self) { _ = try await RunningDaemon.start(existing) }
+        #expect(FileKind(atPath: other + "/kept") == .directory)
         await test.stop()
     }
 
