@@ -27,6 +27,22 @@ public func syscall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(Sy
     }
 }
 
+/// Whether `descriptor` became readable within `limit` (nil: waits for
+/// good); a signal's interruption waits on for the rest of it. For a
+/// pidfd: whether the process has exited.
+public func awaitReadable(_ descriptor: Int32, within limit: Duration?) -> Bool {
+    let deadline = limit.map { ContinuousClock.now + $0 }
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    while true {
+        let milliseconds = deadline.map { deadline in
+            Int32(min((max(.zero, deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up), Double(Int32.max)))
+        } ?? -1
+        let ready = poll(&entry, 1, milliseconds)
+        if ready > 0 { return true }
+        if ready == 0 || errno != EINTR { return false }
+    }
+}
+
 /// A blocking, connected Unix stream socket that exchanges newline-delimited
 /// JSON messages. Used by the SDK (app side) and by CLI clients.
 ///
@@ -48,6 +64,11 @@ public final class LineSocket {
     /// on the same wait queue); `poll` wakes only for data or the end of the
     /// stream. Worth the extra call where the peer is a latency-bound loop.
     public var waitsInPoll = false
+    /// When set, reading fails with `EAGAIN` once this instant has passed
+    /// without a whole line: a bound on the wait for all of a reply, where
+    /// ``setReceiveTimeout(_:)`` bounds each `read` (a reply that trickles
+    /// in never trips it). Reads then wait in `poll`.
+    public var deadline: ContinuousClock.Instant?
 
     /// Connects to the socket at `path`.
     /// - Throws: ``SystemCallError`` (`ENOENT`/`ECONNREFUSED` when nobody listens).
@@ -141,7 +162,10 @@ public final class LineSocket {
                 start = 0
             }
             let fd = self.fd
-            if waitsInPoll {
+            if let deadline {
+                // Readable: data, the end of the stream, or an error the read reports.
+                guard awaitReadable(fd, within: deadline - .now) else { throw SystemCallError(call: "read", errno: EAGAIN) }
+            } else if waitsInPoll {
                 var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 try syscall("poll") { poll(&readable, 1, -1) }
             }

@@ -49,7 +49,7 @@ struct ClientOptions: ParsableArguments {
     /// would end the command).
     func lookUp(_ request: JSONValue) -> JSONValue? {
         guard let client = try? LineSocket(connectingTo: socket) else { return nil }
-        try? client.setReceiveTimeout(replyLimit)
+        client.deadline = replyLimit.map { .now + $0 }
         guard (try? client.send(request)) != nil, let reply = try? client.receive(), reply["ok"]?.boolValue == true else { return nil }
         return reply["result"]
     }
@@ -57,7 +57,7 @@ struct ClientOptions: ParsableArguments {
     /// The daemon went away under the command: a reset or a broken pipe.
     static func isHangUp(_ error: SystemCallError) -> Bool { error.errno == ECONNRESET || error.errno == EPIPE }
 
-    /// Connects; reads on the socket wait up to `--timeout`.
+    /// Connects; reading the reply may take up to `--timeout` from now, in all.
     func connect() throws -> LineSocket {
         let client: LineSocket
         do {
@@ -68,7 +68,7 @@ struct ClientOptions: ParsableArguments {
         } catch {
             fail("cannot reach the daemon on \(socket): \(error)")
         }
-        try client.setReceiveTimeout(replyLimit)
+        client.deadline = replyLimit.map { .now + $0 }
         return client
     }
 

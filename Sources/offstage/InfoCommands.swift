@@ -67,7 +67,7 @@ struct EventsCommand: ParsableCommand {
         var stoppedCleanly = false
         do {
             // Events come when they happen: no limit on the wait for the next.
-            try socket.setReceiveTimeout(nil)
+            socket.deadline = nil
             while let line = try socket.receive() {
                 if let event = line["event"] {
                     show(event, &naming)

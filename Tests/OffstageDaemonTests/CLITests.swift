@@ -370,6 +370,35 @@ struct CLITests {
         #expect(stderr == "offstage: error: the daemon closed the connection without replying\n")
     }
 
+    /// `--timeout` bounds the whole wait for a reply: it bounded each read,
+    /// so a reply that came a byte at a time never tripped it. The test
+    /// plays a daemon that does that, until the command hangs up.
+    @Test func aReplyThatTricklesPastTheTimeoutIsOneLine() throws {
+        let path = try temporaryDirectory() + "/control.sock"
+        let listener = try listeningSocket(at: path)
+        defer { close(listener) }
+        let command = try RunningOffstage(["status", "--socket", path, "--timeout", "500ms"])
+        try #require(awaitReadable(listener, within: .seconds(30)), "the command did not connect")
+        let connection = LineSocket(fd: accept(listener, nil, nil))
+        try connection.setReceiveTimeout(.seconds(30))
+        #expect(try connection.receive()?["command"] == "status")
+        // A byte each 100 ms (never a newline) for at most 30 s, until the
+        // command hangs up (its close makes the connection readable: its end).
+        // It used to wait for as long as the bytes came.
+        var hungUp = false
+        for _ in 0..<300 {
+            hungUp = awaitReadable(connection.fd, within: .milliseconds(100))
+            guard !hungUp, (try? connection.send(Array(" ".utf8))) != nil else { break }
+        }
+        #expect(hungUp, "the command waited for the whole trickle")
+        let (status, stderr) = command.finish()
+        #expect(status == 1)
+        #expect(
+            stderr
+                == "offstage: error: no reply from the daemon on \(path) within 500ms (is it stopped or hung?); --timeout waits longer, 0 for good\n"
+        )
+    }
+
     /// The daemon's side: a follow of an app only in its log (by id or by
     /// the last part of it) is not `waiting`; one of an id nobody has is.
     @Test func aFollowOfAnUnknownBundleIDIsMarkedWaiting() async throws {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import OffstageDaemon
+import OffstageProtocol
 
 /// What a run of the built `offstage` binary printed, and its exit status.
 struct CommandRun {

@@ -2,6 +2,7 @@ import CLinuxProcess
 import Foundation
 import Testing
 @testable import OffstageDaemon
+import OffstageProtocol
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import CLinuxProcess
 import Foundation
 import OffstageCore
+import OffstageProtocol
 
 #if canImport(Glibc)
     import Glibc

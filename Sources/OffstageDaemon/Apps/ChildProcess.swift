@@ -92,22 +92,6 @@ final class ChildProcess: Sendable {
     }
 }
 
-/// Whether `descriptor` became readable within `limit` (nil: waits for
-/// good); a signal's interruption waits on for the rest of it. For a
-/// pidfd: whether the process has exited.
-func awaitReadable(_ descriptor: Int32, within limit: Duration?) -> Bool {
-    let deadline = limit.map { ContinuousClock.now + $0 }
-    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-    while true {
-        let milliseconds = deadline.map { deadline in
-            Int32(min((max(.zero, deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up), Double(Int32.max)))
-        } ?? -1
-        let ready = poll(&entry, 1, milliseconds)
-        if ready > 0 { return true }
-        if ready == 0 || errno != EINTR { return false }
-    }
-}
-
 /// Sends SIGTERM to a process when this one dies without dismissing the
 /// guard first: `/bin/sh` reads a socket whose other end only this process
 /// holds (close-on-exec), and reaches its end of stream when this process
