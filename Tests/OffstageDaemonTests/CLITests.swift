@@ -742,6 +742,40 @@ struct CLITests {
         #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: " + said), "\(launch.stderr)")
     }
 
+    /// An app that dies at launch said why in its log, and `launch` quotes
+    /// its last line: a script whose interpreter is missing was only "it
+    /// exited with status 127". Only this launch's output counts: a second
+    /// launch that says nothing does not quote the first one's line.
+    @Test func aLaunchThatDiesQuotesTheLastLineOfItsLog() throws {
+        let directory = try temporaryDirectory()
+        let missing = try scriptApp("com.example.NoInterpreter", in: directory, script: "#!/nonexistent/python3\nprint(1)\n")
+        let raising = try scriptApp(
+            "com.example.Raising", in: directory,
+            script: """
+            #!/usr/bin/env python3
+            import os
+            marker = os.environ["HOME"] + "/ran"
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                raise RuntimeError("no config at launch")
+            os._exit(3)
+            """)
+        let (running, socket) = try startedDaemon(in: directory)
+        defer { stop(running) }
+        for app in [missing, raising] { #expect(try offstage(["install", app] + socket).status == 0) }
+        let noInterpreter = try offstage(["launch", "com.example.NoInterpreter"] + socket)
+        #expect(noInterpreter.status == 1)
+        // setpriv's line, or (without setpriv) the spawn's own error.
+        #expect(noInterpreter.stderr.contains("/NoInterpreter/run: No such file or directory"), "\(noInterpreter.stderr)")
+        let first = try offstage(["launch", "com.example.Raising"] + socket)
+        #expect(first.status == 1)
+        #expect(
+            first.stderr.hasPrefix("offstage: error: com.example.Raising did not launch: it exited with status 1; its log: ")
+                && first.stderr.hasSuffix(", which ends: RuntimeError: no config at launch\n"), "\(first.stderr)")
+        let second = try offstage(["launch", "com.example.Raising"] + socket)
+        #expect(second.stderr == "offstage: error: com.example.Raising did not launch: it exited with status 3; its log: \(directory)/data/logs/com.example.Raising.log\n")
+    }
+
     /// A daemon killed outright (SIGKILL: no cleanup) takes an app stuck in
     /// a callback with it. A frozen app dies with its orphaned process
     /// group and a waiting one reads the hang-up of its socket, but this

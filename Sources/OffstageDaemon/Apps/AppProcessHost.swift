@@ -24,6 +24,28 @@ public struct AppProcessHost: Sendable {
     /// The file the app's stdout and stderr are appended to.
     public func logPath(for bundleID: String) -> String { dataDirectory + "/logs/" + bundleID + ".log" }
 
+    /// The size of the app's log (0 while it has none).
+    public func logSize(for bundleID: String) -> Int {
+        var info = stat()
+        return stat(logPath(for: bundleID), &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// The last line the app wrote to its log from `offset` on, looked for
+    /// in the last 4 KiB and cut to 300 characters; nil if it wrote none.
+    /// What an app that died at launch said last (a missing interpreter,
+    /// an uncaught exception) says why.
+    public func lastLogLine(for bundleID: String, since offset: Int) -> String? {
+        guard let file = FileHandle(forReadingAtPath: logPath(for: bundleID)) else { return nil }
+        defer { try? file.close() }
+        guard let end = try? file.seekToEnd(), end > UInt64(max(offset, 0)) else { return nil }
+        try? file.seek(toOffset: max(UInt64(max(offset, 0)), end > 4096 ? end - 4096 : 0))
+        guard let data = try? file.readToEnd() else { return nil }
+        let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+        guard let last = lines.last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
+        let line = last.trimmingCharacters(in: .whitespaces)
+        return line.count > 300 ? line.prefix(300) + "…" : line
+    }
+
     /// Creates the container directories (idempotent).
     public func prepareContainer(for bundleID: String) throws {
         let root = containerPath(for: bundleID)

@@ -47,6 +47,9 @@ public final class Engine {
     var bundles: [String: AppBundle] = [:]
     var settings: [String: JSONValue] = [:]
     var processes: [String: AppProcess] = [:]
+    /// The size of each app's log when its last process was spawned: what
+    /// it wrote since is that launch's (the log is appended to).
+    var logStarts: [String: Int] = [:]
     var tokens: [String: (bundleID: String, launch: Int)] = [:]
     var idleWaiters: [EventLoopPromise<Void>] = []
     /// Promises of ``whenProcessGone(_:)``, by app.
@@ -238,6 +241,7 @@ public final class Engine {
         }
         let token = Self.makeToken()
         let handle = self.handle!
+        logStarts[app] = host.logSize(for: app)
         do {
             let pid = try host.spawn(
                 executable: bundle.executable, bundleID: app,
