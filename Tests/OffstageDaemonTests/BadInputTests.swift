@@ -250,6 +250,39 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// A request with bad params is refused in its reply (the app lives):
+    /// a task name that is not a string was taken.
+    @Test func requestsWithBadParamsAreRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        _ = try await test.launchStateLab()
+        let refusals: [(String, JSONValue, String)] = [
+            ("beginBackgroundTask", ["name": 5], "beginBackgroundTask's name must be a string"),
+            ("endBackgroundTask", ["task": "one"], "endBackgroundTask needs a task"),
+            ("scheduleTimer", ["after": "soon"], "scheduleTimer needs a number of seconds from 0 to 100 years in \"after\""),
+            ("cancelTimer", .emptyObject, "cancelTimer needs a timer"),
+            ("openURL", .emptyObject, "unknown method \"openURL\""),
+        ]
+        for (method, params, message) in refusals {
+            let error = try await test.daemon.engine.submit { engine -> String? in
+                do {
+                    _ = try engine.request(stateLab, method: method, params: params)
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            }.get()
+            #expect(error == message, "\(method)")
+        }
+        // A name that is a string, or none, begins a task.
+        for params: JSONValue in [["name": "upload"], .emptyObject] {
+            let result = try await test.daemon.engine.submit { try $0.request(stateLab, method: "beginBackgroundTask", params: params) }.get()
+            #expect(result["task"]?.intValue != nil, "\(params)")
+        }
+        #expect(try await test.events(kind: .error).isEmpty)
+        await test.stop()
+    }
+
     @Test func secondDaemonOnTheSameSocketIsRefused() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

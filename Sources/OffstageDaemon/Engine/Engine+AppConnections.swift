@@ -74,6 +74,9 @@ extension Engine {
     func request(_ app: String, method: String, params: JSONValue) throws -> JSONValue {
         switch RequestMethod(rawValue: method) {
         case .beginBackgroundTask:
+            if let name = params["name"], name != .null, name.stringValue == nil {
+                throw ProtocolError("beginBackgroundTask's name must be a string")
+            }
             let (task, remaining, actions) = try board.beginBackgroundTask(app, at: now)
             perform(actions)
             return ["task": task.map { JSONValue($0) } ?? .null, "remaining": JSONValue(remaining)]
