@@ -7,7 +7,8 @@ import Synchronization
 /// The control socket the daemon and the commands use unless `--socket`
 /// names another: `$OFFSTAGE_SOCKET_PATH`, or else the default under
 /// `$XDG_RUNTIME_DIR`.
-let defaultControlSocket = ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"] ?? DefaultPaths.controlSocket
+let defaultControlSocket =
+    ProcessInfo.processInfo.environment["OFFSTAGE_SOCKET_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? DefaultPaths.controlSocket
 
 /// The values of an `@Argument(parsing: .allUnrecognized)`, the form that
 /// lets a negative number (`-33.8`, `-1`, `-5s`) be a value rather than an

@@ -22,6 +22,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if socket.isEmpty { throw ValidationError("--socket needs a path, not an empty one") }
         guard parseDuration(timeout) != nil else {
             throw ValidationError("--timeout must be a duration such as 30s, 10m or 0 (not \(timeout))")
         }
@@ -63,6 +64,11 @@ struct ClientOptions: ParsableArguments {
         do {
             client = try LineSocket(connectingTo: socket, maxLine: 64 << 20)
         } catch where error.errno == ENOENT || error.errno == ECONNREFUSED {
+            // Starting a daemon there would be refused too: say what the path is.
+            if let kind = FileKind(atPath: socket), kind != .socket {
+                let what = kind == .directory ? "a directory" : kind == .regular ? "a regular file" : "not a socket"
+                fail("\(socket) is \(what), not a daemon's control socket (--socket names one)")
+            }
             let start = socket == defaultControlSocket ? "offstage daemon" : "offstage daemon --socket \(socket)"
             fail("no daemon is running on \(socket) (start one with `\(start)`)")
         } catch {

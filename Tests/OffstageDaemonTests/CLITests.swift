@@ -29,6 +29,37 @@ struct CLITests {
         #expect(fromEnvironment.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
     }
 
+    /// An empty path is refused: the daemon made `--data ""` the current
+    /// directory and filled it with its store, and `--socket ""` blamed the
+    /// current directory. An empty OFFSTAGE_SOCKET_PATH is as if unset.
+    @Test func emptyPathsAreRefused() throws {
+        let directory = try temporaryDirectory()
+        for (arguments, message) in [
+            (["daemon", "--data", "", "--socket", directory + "/control.sock"], "--data needs a directory, not an empty path"),
+            (["daemon", "--data", directory + "/data", "--socket", ""], "--socket needs a path, not an empty one"),
+            (["status", "--socket", ""], "--socket needs a path, not an empty one"),
+        ] {
+            let result = try offstage(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.hasPrefix("offstage: error: " + message), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        let unset = try offstage(["status"], environment: ["OFFSTAGE_SOCKET_PATH": "", "XDG_RUNTIME_DIR": directory])
+        #expect(unset.stderr == "offstage: error: no daemon is running on \(directory)/offstage/control.sock (start one with `offstage daemon`)\n")
+    }
+
+    /// A path that is not a socket is said to be one: the hint was to start
+    /// a daemon there, which is refused.
+    @Test func aSocketPathThatIsNoSocketIsNamed() throws {
+        let directory = try temporaryDirectory()
+        #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data()))
+        for (path, what) in [(directory, "a directory"), (directory + "/file", "a regular file")] {
+            let result = try offstage(["status", "--socket", path])
+            #expect(result.status == 1)
+            #expect(result.stderr == "offstage: error: \(path) is \(what), not a daemon's control socket (--socket names one)\n")
+        }
+    }
+
     /// The tests' own limit on a command: one that waits for good (here a
     /// daemon that never replies, with `--timeout 0`) is killed, and its
     /// stderr says so, instead of holding the test run.
