@@ -59,6 +59,16 @@ struct BadInputTests {
             dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>/nonexistent/App</string>"))
         message = try await test.refused(["command": "install", "path": .string(missingAbsolute)])
         #expect(message == missingAbsolute + "/Info.plist: executable /nonexistent/App not found")
+        // A directory named as the executable is one; it was "not found".
+        let directory = try writeApp(
+            dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>/tmp</string>"))
+        message = try await test.refused(["command": "install", "path": .string(directory)])
+        #expect(message == directory + "/Info.plist: /tmp is a directory, not an executable")
+        // --executable names the executable: the plist is not to blame.
+        message = try await test.refused(["command": "install", "path": .string(directory), "executable": "/tmp"])
+        #expect(message == "--executable: /tmp is a directory, not an executable")
+        message = try await test.refused(["command": "install", "path": .string(directory), "executable": "/nonexistent/App"])
+        #expect(message == "--executable: executable /nonexistent/App not found")
 
         // Ids that would name a directory above the containers (or all of them).
         for id in ["..", ".", "a..b", ".a", "a."] {

@@ -101,7 +101,8 @@ public struct AppBundle: Sendable, Equatable {
         let exitsOnSuspend = try bool("UIApplicationExitsOnSuspend")
 
         let executableName = try executable ?? string("CFBundleExecutable", required: true)!
-        let resolved = try resolveExecutable(executableName, appDirectory: directory, searchPaths: searchPaths, plistPath: plistPath)
+        let resolved = try resolveExecutable(
+            executableName, appDirectory: directory, searchPaths: searchPaths, namedBy: executable == nil ? plistPath : "--executable")
         let name = try string("CFBundleDisplayName", required: false) ?? string("CFBundleName", required: false)
             ?? (resolved as NSString).lastPathComponent
         return AppBundle(
@@ -110,15 +111,23 @@ public struct AppBundle: Sendable, Equatable {
             name: name, directory: directory, plistPath: plistPath, executable: resolved)
     }
 
-    static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], plistPath: String) throws
+    /// The executable's absolute path: `name` itself when absolute, else
+    /// the first regular file of that name in the app's directory or the
+    /// search paths.
+    /// - Parameter namedBy: where the name comes from (the plist's path, or
+    ///   `--executable`), for the error.
+    static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], namedBy: String) throws
         -> String
     {
         let candidates = name.hasPrefix("/") ? [name] : ([appDirectory] + searchPaths).map { $0 + "/" + name }
         for candidate in candidates {
             let path = URL(fileURLWithPath: candidate).standardizedFileURL.path
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-                continue
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                // A directory of that name beside the plist may be anything; named outright it is a mistake.
+                guard name.hasPrefix("/") else { continue }
+                throw DaemonError(.badExecutable, "\(namedBy): \(path) is a directory, not an executable")
             }
             guard access(path, X_OK) == 0 else {
                 throw DaemonError(.badExecutable, "\(path): the executable is not executable (chmod +x it)")
@@ -126,6 +135,6 @@ public struct AppBundle: Sendable, Equatable {
             return path
         }
         let looked = name.hasPrefix("/") ? "" : " (looked in \(([appDirectory] + searchPaths).joined(separator: ", ")))"
-        throw DaemonError(.badExecutable, "\(plistPath): executable \(name) not found\(looked)")
+        throw DaemonError(.badExecutable, "\(namedBy): executable \(name) not found\(looked)")
     }
 }
