@@ -17,7 +17,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("The scenario file (- for standard input; its app paths are then relative to the working directory).", valueName: "scenario.yaml")) var scenario: String
     @Flag(help: "Print the timeline as JSON lines.") var json = false
-    @Flag(help: "Do not print the timeline.") var quiet = false
+    @Flag(help: "Print only what fails: no timeline, no progress, no PASS line.") var quiet = false
     @Option(help: ArgumentHelp("Write the timeline to this golden file.", valueName: "golden")) var record: String?
     @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
 
