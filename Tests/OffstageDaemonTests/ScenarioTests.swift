@@ -256,6 +256,8 @@ struct ScenarioTests {
         ("apps: [a]\nsteps:\n  - do: alert shw\n    expectFailure: true\n", "bad.yaml:3: alert takes show, dismiss or reply, not \"shw\""),
         ("apps: [a]\nsteps:\n  - do: memory warnin\n", "bad.yaml:3: memory takes warning or pressure [SIZE], not \"warnin\""),
         ("apps: [a]\nsteps:\n  - do: memory warning 5M\n", "bad.yaml:3: memory warning takes nothing more"),
+        // The CLI's form: the count of words was blamed, not the option.
+        ("apps: [a]\nsteps:\n  - do: memory pressure --free 100M\n", "bad.yaml:3: a step takes no options such as --free: memory warning | memory pressure [SIZE]"),
         // A control character: libyaml's reader error had no line and ended in a colon.
         ("apps: [a]\nname: a\u{1}b\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
         // Yams counts characters, and CRLF is one: counted as bytes, the line came out short.
@@ -266,6 +268,14 @@ struct ScenarioTests {
             _ = try Scenario.parse(yaml, file: "bad.yaml")
         } throws: { error in
             "\(error)".hasPrefix(message)
+        }
+    }
+
+    /// `steps:` with nothing after it is no steps, as no `steps` key is; it
+    /// was "expected a list".
+    @Test func stepsWithNoValueAreNoSteps() throws {
+        for yaml in ["apps: [a]\nsteps:\n", "apps: [a]\n", "apps: [a]\nsteps: []\n"] {
+            #expect(try Scenario.parse(yaml, file: "empty.yaml").steps.isEmpty, "\(yaml)")
         }
     }
 }

@@ -160,7 +160,8 @@ extension Scenario {
 
         var steps: [Step] = []
         var time = Duration.zero
-        if let stepsNode = top["steps"] {
+        // `steps:` with nothing after it is no steps, as a missing `steps` is.
+        if let stepsNode = top["steps"], stepsNode.null == nil {
             guard let list = stepsNode.sequence else { throw error(stepsNode, "expected \"steps\": a list") }
             for item in list {
                 guard let step = item.mapping else { throw error(item, "expected a step such as {at: 10s, do: home}") }
@@ -188,6 +189,9 @@ extension Scenario {
                 guard let verb = words.first, let (arity, usage) = ScenarioVerb.forms[verb] else {
                     throw error(
                         doNode, "unknown action \"\(command)\" (known: \(ScenarioVerb.forms.keys.sorted().joined(separator: ", ")))")
+                }
+                if let option = words.first(where: { $0.hasPrefix("--") }) {
+                    throw error(doNode, "a step takes no options such as \(option): \(usage)")
                 }
                 guard arity.contains(words.count - 1) else {
                     let count = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
