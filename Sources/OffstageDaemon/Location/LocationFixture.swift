@@ -184,7 +184,7 @@ public enum LocationFixtureConverter {
         }
         if isSameFile(input, output) {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
-                file: output, line: 0, message: "is the input file; write the conversion to another file"))
+                file: output, line: 0, message: "this is the input file too; write the conversion to another file"))
         }
         // A new file, or an existing regular one, is written beside itself
         // and renamed into place only when complete (with the old file's

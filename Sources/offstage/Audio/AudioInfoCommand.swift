@@ -14,6 +14,13 @@ struct AudioInfoCommand: AsyncParsableCommand {
     @Flag(help: "List the container formats this libsndfile build reads.")
     var formats = false
 
+    func validate() throws {
+        // The files were ignored: nothing was checked, and the exit was 0.
+        if formats, !files.isEmpty {
+            throw ValidationError("--formats lists the formats and takes no files; check files without it")
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             if formats || files.isEmpty {

@@ -96,6 +96,10 @@ import Testing
         #expect(run.stderr.hasPrefix("offstage: error: \(cut): truncated or corrupt"))
         let formats = try runOffstage(["audio", "info", "--formats"])
         #expect(formats.stdout.contains("FLAC (Free Lossless Audio Codec) (.flac)"))
+        // Files beside --formats were ignored (and a bad one passed).
+        let both = try runOffstage(["audio", "info", "--formats", cut])
+        #expect(both.status == 64)
+        #expect(both.stderr.hasPrefix("offstage: error: --formats lists the formats and takes no files"))
     }
 
     /// `audio server` with its temporary directory in a scratch TMPDIR; the

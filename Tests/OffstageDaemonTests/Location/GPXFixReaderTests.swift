@@ -465,6 +465,7 @@ extension GPSDJSONFixReaderTests {
             try LocationFixtureConverter.convert(input: gpx, output: dir.path + "/./a.gpx")
         }
         #expect(error?.code == .unwritable)
+        #expect(error?.description == dir.path + "/./a.gpx: this is the input file too; write the conversion to another file")
         #expect(try String(contentsOfFile: gpx, encoding: .utf8) == text)
     }
 
