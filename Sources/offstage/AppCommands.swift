@@ -48,7 +48,9 @@ struct UninstallCommand: ParsableCommand {
 }
 
 struct AppsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "apps", abstract: "List the installed apps.")
+    static let configuration = CommandConfiguration(
+        commandName: "apps", abstract: "List the installed apps.",
+        discussion: "One line per app, its fields separated by tabs: bundle id, state, UIBackgroundModes (comma-separated, - for none), executable.")
     @Flag(help: "One JSON array.") var json = false
     @OptionGroup var client: ClientOptions
 
