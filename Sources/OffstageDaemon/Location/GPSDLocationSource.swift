@@ -8,9 +8,11 @@ import Synchronization
 /// Each call to ``events()`` starts a reader thread (libgps blocks) that
 /// connects to the endpoint, asks for a JSON watch and turns each `TPV`
 /// report with a 2D or 3D fix into a ``LocationSourceEvent/fix(_:)`` stamped
-/// with the fix time from gpsd. gpsd may report an epoch twice (after `RMC`
-/// and after `GGA`): a report with the same fix time as the one before is
-/// dropped. When gpsd goes away the source reports
+/// with the fix time from gpsd. gpsd may report an epoch once per sentence
+/// (after `RMC`, then after `GGA`), the first report holding the values
+/// of the epoch before for what its sentence lacks: a fix is held until a
+/// report of another time comes or gpsd is quiet for
+/// ``epochQuietPeriod``, and the last report of its time stands. When gpsd goes away the source reports
 /// ``LocationSourceEvent/disconnected(_:)`` and reconnects with backoff.
 /// ``LocationSourceEvent/connected(_:)`` comes once gpsd has confirmed the
 /// watch, so fixes sent after it are not missed.
@@ -49,10 +51,22 @@ public struct GPSDLocationSource: LocationSource {
         var isSet: Bool { flag.withLock { $0 } }
     }
 
+    /// How long gpsd stays quiet after a report before its epoch counts as
+    /// complete (its reports of one epoch come together).
+    static let epochQuietPeriod: Int32 = 50_000
+
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
         var delay = reconnect.initialDelay
         var lastTime: Double?
+        /// The epoch's last report so far, delivered once the epoch is over.
+        var held: LocationFixWithDevice?
+        func deliverHeld() {
+            guard let fix = held else { return }
+            held = nil
+            lastTime = fix.fix.time
+            yield(.fix(fix))
+        }
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
         let messageCapacity = 16_384
@@ -70,11 +84,12 @@ public struct GPSDLocationSource: LocationSource {
             var reason = "stopped"
             while !stop.isSet {
                 errno = 0
-                guard gps_waiting(data, 100_000) else {
+                guard gps_waiting(data, held == nil ? 100_000 : Self.epochQuietPeriod) else {
                     if errno != 0 && errno != EINTR && errno != EAGAIN {
                         reason = "connection error: \(String(cString: strerror(errno)))"
                         break
                     }
+                    deliverHeld()
                     continue
                 }
                 message[0] = 0
@@ -94,12 +109,14 @@ public struct GPSDLocationSource: LocationSource {
                     data.pointee.fix.mode >= 2
                 else { continue }
                 let fix = Self.fix(from: data.pointee.fix)
-                guard fix.time != lastTime else { continue }
                 let path = Self.devicePath(data)
                 if let device, path != device { continue }
-                lastTime = fix.time
-                yield(.fix(LocationFixWithDevice(fix: fix, device: path)))
+                if let previous = held, previous.fix.time != fix.time || previous.device != path { deliverHeld() }
+                // A report of an epoch already delivered (gpsd was slow within it) changes nothing.
+                guard fix.time != lastTime else { continue }
+                held = LocationFixWithDevice(fix: fix, device: path)
             }
+            deliverHeld()
             gps_close(data)
             if stop.isSet { return }
             yield(.disconnected(reason))

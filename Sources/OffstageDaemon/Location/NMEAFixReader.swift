@@ -2,7 +2,7 @@ import OffstageCore
 
 /// Reads fixes from an NMEA 0183 log: `GGA` and `RMC` from any talker,
 /// checksums verified, one fix per epoch (sentences with the same time of
-/// day are merged). `RMC` gives the date; a `GGA` with no date known yet
+/// day are merged, at most one of each type). `RMC` gives the date; a `GGA` with no date known yet
 /// uses ``LocationFixtureReadOptions/assumedNMEADate`` or is reported.
 /// Other sentence types and sentences without a fix (`RMC` status `V`,
 /// `GGA` quality 0) are ignored, not errors.
@@ -27,6 +27,11 @@ public struct NMEAFixReader: Sendable {
         var speed: Double?
         var course: Double?
         var accuracy: Double?
+        /// The sentence types the epoch has: a second of one type starts a
+        /// new epoch, whatever its time (fixes a day apart at the same time
+        /// of day, GGA then RMC each, were merged into one another).
+        var hasGGA = false
+        var hasRMC = false
         /// The first of the epoch's sentences with a value out of range
         /// (its line and what is wrong): the epoch is bad input there.
         var problem: (line: Int, message: String)?
@@ -183,7 +188,9 @@ public struct NMEAFixReader: Sendable {
                 try report(line: number, "\(sentence.type) \(name) \"\(field)\" is not a number")
                 continue
             }
-            if let p = pending, p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) {
+            if let p = pending,
+                p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) || (isRMC ? p.hasRMC : p.hasGGA)
+            {
                 try flush(p)
                 pending = nil
             }
@@ -193,9 +200,11 @@ public struct NMEAFixReader: Sendable {
             var values = LocationFix(latitude: lat, longitude: lon, time: 0)
             if isRMC {
                 epoch.days = days
+                epoch.hasRMC = true
                 values.speed = parsed[0].map { $0 * 1852 / 3600 }
                 values.course = parsed[1]
             } else {
+                epoch.hasGGA = true
                 values.horizontalAccuracy = parsed[0].map { $0 * NMEAFixWriter.metresPerHDOP }
                 values.altitude = parsed[1]
             }

@@ -39,7 +39,7 @@ public enum NMEAFixWriter {
         let hdop = fix.horizontalAccuracy.map { decimal(max(0.5, $0 / metresPerHDOP), 1) } ?? ""
         let alt = fix.altitude.map { decimal($0, 2) } ?? ""
         let gga = "GPGGA,\(time),\(lat),\(lon),1,08,\(hdop),\(alt),\(alt.isEmpty ? "" : "M"),0.0,M,,"
-        return framed(gga) + framed(rmc)
+        return framed(rmc) + framed(gga)
     }
 
     /// `$body*hh\r\n`.

@@ -35,6 +35,33 @@ import Testing
         #expect(recorder.disconnectedCount == 0)
     }
 
+    /// Fixes a day apart at the same time of day, with every value: gpsd
+    /// took each dateless GGA (written first) for the fix of the day before,
+    /// and the source kept an epoch's first report, which holds the epoch
+    /// before's values for what its sentence lacks.
+    @Test func fixesADayApartComeOutWhole() async throws {
+        let rig = try GPSDRig()
+        defer { rig.gpsd.stop() }
+        let recorder = SourceRecorder(rig.source())
+        defer { recorder.cancel() }
+        #expect(await recorder.until { $0.connectedCount == 1 })
+        let noon = Double(LocationTimeFormat.daysFromCivil(year: 2024, month: 5, day: 1) * 86_400 + 12 * 3600)
+        let track = (0..<3).map { day in
+            let n = Double(day)
+            return LocationFix(
+                latitude: 10 + n, longitude: 20 + n, time: noon + n * 86_400, altitude: 1 + n, speed: 2 + n, course: 30 + n)
+        }
+        let dir = try makeTemporaryDirectory()
+        let path = try write(GPXFixWriter.header(name: "daily") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "daily.gpx", in: dir)
+        #expect(try LocationFeeder(pty: rig.pty).feed(try LocationFixtureReader(path: path), speed: .maximum).sent == 3)
+        #expect(await recorder.until { $0.fixes.count >= 3 })
+        let received = recorder.fixes
+        #expect(received.map(\.time) == track.map(\.time))
+        #expect(received.map(\.latitude) == [10, 11, 12] && received.map(\.longitude) == [20, 21, 22])
+        #expect(received.map(\.altitude) == [1, 2, 3])
+        #expect(zip(received, track).allSatisfy { abs(($0.speed ?? 0) - ($1.speed ?? 0)) < 0.01 && abs(($0.course ?? 0) - ($1.course ?? 0)) < 0.01 })
+    }
+
     @Test func readerSurvivesGPSDKilledAndRestartedMidStream() async throws {
         let rig = try GPSDRig()
         defer { rig.gpsd.stop() }

@@ -491,7 +491,7 @@ extension GPSDJSONFixReaderTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         #expect(try LocationFixtureConverter.convert(input: gpx, output: link).fixes == 5)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
-        #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("$GPGGA"))
+        #expect(try String(contentsOfFile: real, encoding: .utf8).hasPrefix("$GPRMC"))
         #expect((try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int) == 0o640)
         // Converted onto the file itself (no link): replaced, with its mode.
         #expect(try LocationFixtureConverter.convert(input: gpx, output: real, outputFormat: .gpsdJSON).fixes == 5)

@@ -18,12 +18,29 @@ import Testing
         }
     }
 
+    /// Fixes a day apart at the same time of day: each GGA (no date) was
+    /// merged into the RMC before it, the day before, shifting every
+    /// position by one fix without a word.
+    @Test func fixesADayApartAtTheSameTimeOfDayStayApart() throws {
+        let dir = try makeTemporaryDirectory()
+        let noon = Double(LocationTimeFormat.daysFromCivil(year: 2024, month: 5, day: 1) * 86_400 + 12 * 3600)
+        let track = (0..<3).map { day in
+            LocationFix(latitude: 10 + Double(day), longitude: 20 + Double(day), time: noon + Double(day) * 86_400, altitude: 1 + Double(day))
+        }
+        let path = try write(track.map(NMEAFixWriter.sentences).joined(), to: "daily.nmea", in: dir)
+        let (fixes, summary) = try readAll(path)
+        #expect(summary.fixes == 3 && summary.skipped == 0)
+        #expect(fixes.map(\.time) == track.map(\.time))
+        #expect(fixes.map(\.latitude) == [10, 11, 12] && fixes.map(\.altitude) == [1, 2, 3])
+    }
+
     @Test func writerProducesKnownSentences() {
         let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
         let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4, horizontalAccuracy: 5)
         let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
-        #expect(lines[1] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
-        #expect(lines[0] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
+        // RMC first: its date starts the epoch, for gpsd as for the reader.
+        #expect(lines[0] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
+        #expect(lines[1] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
     }
 
     @Test func anyTalkerAndClassicExampleSentences() throws {
@@ -205,11 +222,11 @@ import Testing
         var fix = sampleTrack(count: 1)[0]
         fix.horizontalAccuracy = nil
         let sentences = NMEAFixWriter.sentences(for: fix)
-        #expect(sentences.hasPrefix("$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,,35.00,M,0.0,M,,*"))
+        #expect(sentences.contains("\r\n$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,,35.00,M,0.0,M,,*"))
         let (fixes, _) = try readAll(try write(sentences, to: "noacc.nmea", in: dir))
         #expect(fixes.count == 1 && fixes.first?.horizontalAccuracy == nil)
         fix.horizontalAccuracy = 12.5
-        #expect(NMEAFixWriter.sentences(for: fix).hasPrefix("$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,2.5,35.00,M,0.0,M,,*"))
+        #expect(NMEAFixWriter.sentences(for: fix).contains("\r\n$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,2.5,35.00,M,0.0,M,,*"))
     }
 
     @Test func timeGoingBackwardsIsReported() throws {
