@@ -19,7 +19,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
     @Argument(help: "The fixture file.")
     var file: String
 
-    @Option(parsing: .unconditional, help: "N (×recorded pace) or max.")
+    @Option(parsing: .unconditional, help: "N (×recorded pace: 2 or 2x) or max.")
     var speed: String = "1"
 
     @OptionGroup var fixture: GPSFixtureOptions

@@ -19,8 +19,8 @@ struct GPSFixCommand: AsyncParsableCommand {
     var coordinates: [String] = []
 
     // Unconditional: a negative altitude (below sea level) is a value, not an option.
-    @Option(parsing: .unconditional, help: "Altitude in metres.")
-    var altitude: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Altitude in metres.", valueName: "metres"))
+    var altitude: String?
 
     @Option(help: "Fix time, ISO 8601 (default: now).")
     var time: String?
@@ -33,8 +33,13 @@ struct GPSFixCommand: AsyncParsableCommand {
         guard coordinates.count == 2 else {
             throw ValidationError("gps fix takes a latitude and a longitude, got \(coordinates.isEmpty ? "none" : coordinates.joined(separator: " "))")
         }
-        guard let latitude = Double(coordinates[0]), let longitude = Double(coordinates[1]) else {
-            throw ValidationError("gps fix takes a latitude and a longitude in degrees, not \(coordinates.joined(separator: " "))")
+        // Decimal, as in the fixtures: Double() takes 0x10 for 16.
+        guard let latitude = LocationNumber.decimal(coordinates[0]), let longitude = LocationNumber.decimal(coordinates[1]) else {
+            throw ValidationError("gps fix takes a latitude and a longitude in decimal degrees, not \(coordinates.joined(separator: " "))")
+        }
+        let altitude = try altitude.map { text in
+            guard let metres = LocationNumber.decimal(text) else { throw ValidationError("--altitude takes decimal metres, not \(text)") }
+            return metres
         }
         let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)
         guard coordinate.isValid else { throw ValidationError("\(latitude), \(longitude) is not a valid coordinate") }

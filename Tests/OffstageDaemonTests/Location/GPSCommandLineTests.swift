@@ -290,6 +290,11 @@ import OffstageCore
         #expect(south.status == 64 && south.stderr == "offstage: error: -91.0, -0.5 is not a valid coordinate (see offstage gps fix --help)\n")
         let below = try offstage("gps", "fix", "-33.86", "151.2", "--altitude", "-30000")
         #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000.0; -20000.0 to 1000000.0) (see offstage gps fix --help)\n")
+        // Decimal numbers only, as in fixtures: 0x10 was 16.
+        let hex = try offstage("gps", "fix", "0x10", "2")
+        #expect(hex.status == 64 && hex.stderr == "offstage: error: gps fix takes a latitude and a longitude in decimal degrees, not 0x10 2 (see offstage gps fix --help)\n")
+        let hexAltitude = try offstage("gps", "fix", "1", "2", "--altitude", "0x10")
+        #expect(hexAltitude.status == 64 && hexAltitude.stderr == "offstage: error: --altitude takes decimal metres, not 0x10 (see offstage gps fix --help)\n")
         let count = try offstage("gps", "fix", "-33.86")
         #expect(count.status == 64 && count.stderr == "offstage: error: gps fix takes a latitude and a longitude, got -33.86 (see offstage gps fix --help)\n")
         let mistyped = try offstage("gps", "fix", "-33.86", "151.2", "--altitde", "5")
