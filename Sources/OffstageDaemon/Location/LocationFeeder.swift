@@ -73,11 +73,12 @@ public struct LocationFeeder: Sendable {
     }
 
     /// Feeds a whole fixture at a speed; `progress` is called at most every
-    /// `progressInterval` and once at the end.
+    /// `progressInterval` and once at the end, and may end the feed by
+    /// throwing (gpsd went away).
     public func feed(
         _ reader: LocationFixtureReader, speed: LocationFeedSpeed, total: Int? = nil,
         progressInterval: Duration = .milliseconds(250),
-        progress: (LocationFeedProgress) -> Void = { _ in }
+        progress: (LocationFeedProgress) throws -> Void = { _ in }
     ) throws -> LocationFeedResult {
         let clock = ContinuousClock()
         let start = clock.now
@@ -100,11 +101,11 @@ public struct LocationFeeder: Sendable {
             if now - lastReport >= progressInterval {
                 lastReport = now
                 pty.drain()
-                progress(LocationFeedProgress(sent: sent, total: total, fixTime: fix.time, elapsed: now - start))
+                try progress(LocationFeedProgress(sent: sent, total: total, fixTime: fix.time, elapsed: now - start))
             }
         }
         let elapsed = clock.now - start
-        progress(LocationFeedProgress(sent: sent, total: total, fixTime: lastFixTime, elapsed: elapsed))
+        try progress(LocationFeedProgress(sent: sent, total: total, fixTime: lastFixTime, elapsed: elapsed))
         return LocationFeedResult(summary: summary, sent: sent, elapsed: elapsed)
     }
 }

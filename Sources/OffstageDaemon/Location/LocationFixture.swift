@@ -200,10 +200,8 @@ public enum LocationFixtureConverter {
             let summary = try reader.read { try writer.write($0) }
             try writer.finish()
             guard summary.fixes > 0 else {
-                let first = summary.issues.first.map { ", the first: \($0)" } ?? ""
-                let skipped = summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines")\(first))" : ""
                 let outcome = partial == nil ? "\(output) got no fix" : "\(output) not written"
-                throw LocationFixtureError(.noFixes, LocationFixtureIssue(file: input, line: 0, message: "no fixes\(skipped); \(outcome)"))
+                throw LocationFixtureError(.noFixes, LocationFixtureIssue(file: input, line: 0, message: "no fixes\(summary.whyNoFixes); \(outcome)"))
             }
             if let partial {
                 if exists { chmod(partial, existing.st_mode & 0o777) }

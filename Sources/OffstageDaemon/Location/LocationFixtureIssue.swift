@@ -69,6 +69,14 @@ public struct LocationReadSummary: Sendable, Hashable {
     public var issues: [LocationFixtureIssue] = []
 
     public init() {}
+
+    /// Why a read gave no fix, for "no fixes…": the bad lines and the first
+    /// of them (" (2 bad lines, the first: FILE:3: …)"), or nothing.
+    public var whyNoFixes: String {
+        guard skipped > 0 else { return "" }
+        let first = issues.first.map { ", the first: \($0)" } ?? ""
+        return " (\(skipped) bad \(skipped == 1 ? "line" : "lines")\(first))"
+    }
 }
 
 /// Options of every fixture reader.

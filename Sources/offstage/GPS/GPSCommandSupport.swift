@@ -151,7 +151,7 @@ final class GPSDFeedTarget {
 
 /// Counts the fixes gpsd reports for one device (to show delivery).
 final class GPSDDeliveryCounter: Sendable {
-    private let state = Mutex<(connected: Bool, count: Int)>((false, 0))
+    private let state = Mutex<(connected: Bool, lost: Bool, count: Int)>((false, false, 0))
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(endpoint: GPSDEndpoint, device: String) {
@@ -161,7 +161,8 @@ final class GPSDDeliveryCounter: Sendable {
                 switch event {
                 case .connected: state.withLock { $0.connected = true }
                 case .fix: state.withLock { $0.count += 1 }
-                case .disconnected: break
+                // A gpsd that restarts has forgotten the device: what follows is lost.
+                case .disconnected: state.withLock { $0.lost = $0.lost || $0.connected }
                 }
             }
         }
@@ -170,6 +171,8 @@ final class GPSDDeliveryCounter: Sendable {
 
     var isConnected: Bool { state.withLock { $0.connected } }
     var count: Int { state.withLock { $0.count } }
+    /// Whether gpsd went away after the watch began.
+    var lostGPSD: Bool { state.withLock { $0.lost } }
 
     /// Polls until `condition` holds or `timeout` passes.
     func wait(timeout: Duration, until condition: (GPSDDeliveryCounter) -> Bool) async -> Bool {

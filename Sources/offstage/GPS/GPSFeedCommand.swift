@@ -39,18 +39,21 @@ struct GPSFeedCommand: AsyncParsableCommand {
             // second read a pipe cannot give. Checked before the reader,
             // which would first ask a pipe without an extension for --format.
             let kind = FileKind(atPath: file)
-            guard kind != .other, kind != .socket else {
+            guard file != "-", kind != .other, kind != .socket else {
                 throw CommandError("\(file): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first")
             }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             // The counting pass also finds a fix gpsd would misdate (NMEA's
             // two-digit year), before gpsd starts and hours of feeding.
-            let total = try reader.read { fix in
+            let counted = try reader.read { fix in
                 if let problem = NMEAFixWriter.problem(writing: fix) {
                     throw CommandError("\(file): the fix at \(LocationTimeFormat.iso8601(fix.time)) cannot be fed: \(problem) (gpsd reads the feed as NMEA)")
                 }
-            }.fixes
-            guard total > 0 else { throw CommandError("\(file) has no fixes") }
+            }
+            // The bad lines now, before the feed (hours at 1×), not after it.
+            reportIssues(counted)
+            let total = counted.fixes
+            guard total > 0 else { throw CommandError("\(file) has no fixes\(counted.whyNoFixes)") }
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
@@ -61,13 +64,20 @@ struct GPSFeedCommand: AsyncParsableCommand {
             let display = ProgressDisplay(enabled: !quiet)
             let result = try LocationFeeder(pty: gpsd.pty).feed(
                 reader, speed: pace, total: total, progressInterval: display.isTerminal ? .milliseconds(250) : .seconds(5)
-            ) { display.show($0) }
+            ) { progress in
+                display.show(progress)
+                if counter.lostGPSD {
+                    display.finish()
+                    throw CommandError("gpsd at \(gpsd.endpoint) went away after \(progress.sent) of \(total) fixes; the rest would be lost")
+                }
+            }
             display.finish()
-            reportIssues(result.summary)
             _ = await counter.wait(timeout: .seconds(10)) { $0.count >= result.sent }
             let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18
             let rate = seconds > 0 ? Int(Double(result.sent) / seconds) : result.sent
-            printError("Fed \(result.sent) fixes at \(pace) in \(NMEAFixWriter.decimal(seconds, 2)) s (\(rate) fixes/s); gpsd reported \(counter.count) of them.")
+            printError(
+                "Fed \(result.sent) \(result.sent == 1 ? "fix" : "fixes") at \(pace) in \(NMEAFixWriter.decimal(seconds, 2)) s "
+                    + "(\(rate) \(rate == 1 ? "fix" : "fixes")/s); gpsd reported \(counter.count) of them.")
             if target.hold > 0 {
                 printError("Holding \(gpsd.pty.devicePath) on gpsd \(gpsd.endpoint) for \(target.hold) s.")
                 try await Task.sleep(for: .seconds(target.hold))

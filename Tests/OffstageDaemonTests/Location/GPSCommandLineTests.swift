@@ -157,6 +157,54 @@ import OffstageCore
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["far.gpx"])
     }
 
+    /// The bad lines are told before the feed, which at 1× may take hours:
+    /// they came after it. A feed that finds no fix says why, as convert does.
+    @Test func aFeedTellsItsBadLinesBeforeFeedingAndWhyItHasNoFixes() throws {
+        let dir = try makeTemporaryDirectory()
+        let good = NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
+        let input = try write(good + "$GPRMC,garbage*00\r\n", to: "bad-end.nmea", in: dir)
+        let run = try runOffstage(["gps", "feed", input, "--speed", "max", "--quiet"], environment: ["TMPDIR": dir.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        let warning = lines.firstIndex { $0.hasPrefix("offstage: warning: \(input):3: ") }
+        let started = lines.firstIndex { $0.hasPrefix("Started a private gpsd") }
+        #expect(warning != nil && started != nil && warning! < started!, "\(run.stderr)")
+        #expect(run.stderr.contains("Fed 1 fix at max in "), "\(run.stderr)")
+        let ggaOnly = try write(nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,35.0,M,0.0,M,,") + "\n", to: "gga.nmea", in: dir)
+        let none = try offstage("gps", "feed", ggaOnly)
+        #expect(none.status == 1)
+        #expect(none.stderr.hasSuffix(
+            "offstage: error: \(ggaOnly) has no fixes (1 bad line, the first: \(ggaOnly):1: time of day without a date (no RMC sentence before it; --nmea-date YYYY-MM-DD gives one))\n"),
+            "\(none.stderr)")
+        // Standard input cannot be read twice: it was "cannot open".
+        let dash = try offstage("gps", "feed", "-")
+        #expect(dash.status == 1 && dash.stderr == "offstage: error: -: not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+    }
+
+    /// A gpsd that goes away mid-feed (a restarted one has forgotten the
+    /// device) ends the feed in one line: it went on to the end of the
+    /// fixture without a word.
+    @Test(.timeLimit(.minutes(1))) func aFeedWhoseGPSDGoesAwayStops() async throws {
+        let dir = try makeTemporaryDirectory()
+        let start = 1_714_550_400.0
+        let track = (0..<600).map { LocationFix(latitude: 48.85 + Double($0) * 1e-5, longitude: 2.35, time: start + Double($0)) }
+        let input = try write(track.map(NMEAFixWriter.sentences).joined(), to: "long.nmea", in: dir)
+        let gpsd = try PrivateGPSD(devices: [])
+        defer { gpsd.stopAndRemove() }
+        let watcher = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint))
+        defer { watcher.cancel() }
+        let feed = try RunningOffstage([
+            "gps", "feed", input, "--speed", "10", "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
+        ])
+        // Under way: gpsd has reported a fix of the feed.
+        try #require(await watcher.until { !$0.fixes.isEmpty })
+        gpsd.stop()
+        let (status, stderr) = feed.finish()
+        #expect(status == 1)
+        #expect(stderr.contains("offstage: error: gpsd at \(gpsd.endpoint) went away after "), "\(stderr)")
+        #expect(stderr.hasSuffix("of 600 fixes; the rest would be lost\n"), "\(stderr)")
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
