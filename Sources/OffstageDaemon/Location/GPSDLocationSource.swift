@@ -55,6 +55,10 @@ public struct GPSDLocationSource: LocationSource {
     /// complete (its reports of one epoch come together).
     static let epochQuietPeriod: Int32 = 50_000
 
+    /// How long a connected gpsd may take to confirm the watch; past it the
+    /// program on the port is taken for something else.
+    static let watchAnswerLimit: Duration = .seconds(5)
+
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
         var delay = reconnect.initialDelay
@@ -82,7 +86,14 @@ public struct GPSDLocationSource: LocationSource {
             }
             _ = gps_stream(data, UInt32(WATCH_ENABLE | WATCH_JSON), nil)
             var reason = "stopped"
+            let opened = ContinuousClock.now
+            var watching = false
             while !stop.isSet {
+                // A program that is not gpsd took the port: it never answers the watch.
+                if !watching, ContinuousClock.now - opened > Self.watchAnswerLimit {
+                    reason = "\(endpoint) did not answer the watch as gpsd does within \(Self.watchAnswerLimit) (is it gpsd?)"
+                    break
+                }
                 errno = 0
                 guard gps_waiting(data, held == nil ? 100_000 : Self.epochQuietPeriod) else {
                     if errno != 0 && errno != EINTR && errno != EAGAIN {
@@ -100,6 +111,7 @@ public struct GPSDLocationSource: LocationSource {
                 }
                 if n == 0 { continue }
                 if strstr(message, "\"class\":\"WATCH\"") != nil {
+                    watching = true
                     delay = reconnect.initialDelay
                     yield(.connected("\(endpoint)"))
                     continue

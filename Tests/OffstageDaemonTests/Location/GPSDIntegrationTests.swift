@@ -133,6 +133,18 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10), "it waited for the timeout")
     }
 
+    /// A watch of a port where another program listens (it never answers
+    /// the watch) ends in one line: `gps watch` waited there for good,
+    /// printing nothing.
+    @Test func aWatchOfAProgramThatIsNotGPSDEndsInOneLine() throws {
+        let other = try loopbackSocket()
+        defer { close(other.fd) }
+        #expect(listen(other.fd, 4) == 0)
+        let run = try runOffstage(["gps", "watch", "--gpsd", "127.0.0.1:\(other.port)", "--count", "1"], within: .seconds(30))
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: 127.0.0.1:\(other.port) did not answer the watch as gpsd does within 5.0 seconds (is it gpsd?) (--wait waits for it)\n")
+    }
+
     /// A preferred port another gpsd holds (two commands started at once)
     /// gives way to a free one. The retry used to fail too: the first
     /// attempt's gpsd exits on its own, leaving its control socket (the
