@@ -17,10 +17,32 @@ public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible 
     /// What is wrong, in a few words.
     public var message: String
 
+    /// - Parameter message: what is wrong; the control characters a
+    ///   quoted piece of the fixture may hold (a terminal escape, a NUL) are
+    ///   written as `\x1B`, so a message cannot drive the terminal.
     public init(file: String, line: Int, message: String) {
         self.file = file
         self.line = line
-        self.message = message
+        self.message = Self.visible(message)
+    }
+
+    /// `text` with each control character (C0, DEL, C1) as `\xHH`.
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// `file:line: message`, the form compilers use (`file: message` for

@@ -137,6 +137,8 @@ public struct NMEAFixReader: Sendable {
                 case .missingChecksum: try report(line: number, "missing checksum (truncated line?)")
                 case .badChecksum(let expected, let found):
                     try report(line: number, "bad checksum \(found), expected \(expected)")
+                case .textAfterChecksum(let text):
+                    try report(line: number, "text after the checksum: \"\(text.prefix(40))\"")
                 }
                 continue
             }

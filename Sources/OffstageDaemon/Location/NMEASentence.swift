@@ -12,6 +12,8 @@ struct NMEASentence {
         case notASentence
         case missingChecksum
         case badChecksum(expected: String, found: String)
+        /// A right checksum with more after it.
+        case textAfterChecksum(String)
     }
 
     /// Parses and verifies a line.
@@ -23,6 +25,9 @@ struct NMEASentence {
         let computed = NMEASentence.checksum(body)
         // Cut within the checksum: `…*` or `…*6` is a truncated line, not a wrong sum.
         guard given.count >= 2 else { throw .missingChecksum }
+        if given.count > 2, let sum = UInt8(given.prefix(2), radix: 16), sum == computed {
+            throw .textAfterChecksum(String(given.dropFirst(2)))
+        }
         guard given.count == 2, let value = UInt8(given, radix: 16) else {
             throw .badChecksum(expected: NMEASentence.hex(computed), found: String(given))
         }

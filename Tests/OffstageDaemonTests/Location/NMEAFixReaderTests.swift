@@ -83,6 +83,22 @@ import Testing
         #expect(fixes.count == 3)
     }
 
+    /// A right checksum with text after it is said to be so (it was a "bad
+    /// checksum" equal to the one expected), and what the messages quote of
+    /// the file is shown with its control characters escaped: a terminal
+    /// escape in a fixture cleared the screen of whoever read the warning.
+    @Test func textAfterAChecksumIsNamedAndControlCharactersAreEscaped() throws {
+        let dir = try makeTemporaryDirectory()
+        let good = NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
+        let rmc = String(good.split(separator: "\r\n")[0])
+        let text = rmc + "\u{1B}[2J\u{1B}]0;pwned\u{07}\n" + rmc.dropLast(2) + "1\u{1B}\n"
+        let (_, summary) = try readAll(try write(text, to: "escape.nmea", in: dir))
+        #expect(summary.issues.map(\.message) == [
+            "text after the checksum: \"\\x1B[2J\\x1B]0;pwned\\x07\"", "bad checksum 1\\x1B, expected \(rmc.suffix(2))",
+        ])
+        #expect(LocationFixtureIssue(file: "f", line: 1, message: "lat is not a number (\"\u{0}\u{9B}x\")").message == "lat is not a number (\"\\x00\\x9Bx\")")
+    }
+
     @Test func strictPolicyStopsAtTheFirstBadLine() throws {
         let dir = try makeTemporaryDirectory()
         let text = sampleTrack(count: 2).map(NMEAFixWriter.sentences).joined() + "$GPRMC,broken*00\n"
