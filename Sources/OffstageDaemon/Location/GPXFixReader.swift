@@ -231,17 +231,21 @@ public struct GPXFixReader: Sendable {
                 time = reader.options.routeStartTime
             }
             time = (time * 1000).rounded() / 1000
-            for key in ["ele", "speed", "course"] {
-                if let text = fields[key], !text.isEmpty, LocationNumber.decimal(text) == nil {
-                    return try checker.issue(line: pointLine, "<\(key)> \"\(text)\" is not a number")
-                }
+            if let text = fields["ele"], !text.isEmpty, LocationNumber.decimal(text) == nil {
+                return try checker.issue(line: pointLine, "<ele> \"\(text)\" is not a number")
+            }
+            /// GPX 1.0's own <speed> or <course>, as those in extensions: one
+            /// that is not a number or out of range is left out, and the
+            /// point stays good (a bad one dropped the point).
+            func own(_ key: String, within range: ClosedRange<Double>) -> Double? {
+                fields[key].flatMap(LocationNumber.decimal).flatMap { range.contains($0) ? $0 : nil }
             }
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
                 altitude: fields["ele"].flatMap(LocationNumber.decimal),
                 // A point's own <speed> and <course> (GPX 1.0) win over its extensions'.
-                speed: fields["speed"].flatMap(LocationNumber.decimal) ?? extensionValues["speed"],
-                course: fields["course"].flatMap(LocationNumber.decimal) ?? extensionValues["course"])
+                speed: own("speed", within: LocationFix.speedRange) ?? extensionValues["speed"],
+                course: own("course", within: LocationFix.courseRange) ?? extensionValues["course"])
             if let accepted = try checker.accept(fix, line: pointLine) {
                 previous = accepted
                 try body(accepted)

@@ -102,6 +102,20 @@ import Testing
         #expect(fixes.map(\.course) == [90, 45])
     }
 
+    /// A point's own <speed> or <course> that is not a number or out of
+    /// range is left out, as one in extensions is, and the point stays (as
+    /// location.md says); it dropped the point.
+    @Test func aPointsOwnBadSpeedOrCourseIsLeftOut() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = gpxTrack(
+            #"<trkpt lat="1" lon="2"><time>2024-05-01T08:00:00Z</time><speed>-3</speed><course>abc</course></trkpt>"#,
+            #"<trkpt lat="1" lon="2.001"><time>2024-05-01T08:00:01Z</time><speed>x</speed><course>720</course><extensions><speed>5</speed></extensions></trkpt>"#)
+        let (fixes, summary) = try readAll(try write(gpx, to: "own-bad.gpx", in: dir))
+        #expect(summary.skipped == 0 && fixes.count == 2)
+        #expect(fixes.map(\.speed) == [nil, 5])
+        #expect(fixes.map(\.course) == [nil, nil])
+    }
+
     @Test func routesAndWaypointsAreTimedBySpeed() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = """
