@@ -32,7 +32,10 @@ public enum GPSDControl {
         // by another thread) cannot keep gpsd waiting.
         shutdown(fd, Int32(SHUT_WR))
         var answer = ""
-        _ = LocationSocket.readLines(fd, until: .now + .seconds(5)) { line in
+        // gpsd serves control connections one at a time, and an add with
+        // -n probes the device for about 3 s before it answers: a command
+        // queued behind a few others waits that long for each.
+        _ = LocationSocket.readLines(fd, until: .now + .seconds(30)) { line in
             answer = line
             return true
         }

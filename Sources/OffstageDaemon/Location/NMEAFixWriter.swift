@@ -1,13 +1,25 @@
 import OffstageCore
 
-/// Writes fixes as NMEA 0183: one `GGA` then one `RMC` per fix (talker
+/// Writes fixes as NMEA 0183: one `RMC` then one `GGA` per fix (talker
 /// `GP`), with times to the millisecond, the date, and correct checksums.
 /// The HDOP is the horizontal accuracy over ``metresPerHDOP`` (at least
 /// 0.5), or empty when the fix has no accuracy.
-/// `GGA` comes first: gpsd then reports the epoch complete (position,
-/// altitude, speed, course, date) at the `RMC` that ends it, even for the
-/// very first fix, before it has learnt where its cycles end.
+/// `RMC` comes first: its date and time start the epoch, for gpsd as for
+/// ``NMEAFixReader`` (a dateless `GGA` first would join a fix a day
+/// earlier at the same time of day). gpsd reports an epoch at each
+/// sentence until it has learnt which sentence ends one, then once, at
+/// that sentence; ``primer`` makes it learn afresh on a device it has
+/// seen before.
 public enum NMEAFixWriter {
+    /// What to write to a device once gpsd has activated it, before the
+    /// first fix: an `RMC` without a time, which gpsd takes for a break in
+    /// its cycles and reports (mode 1, no fix). gpsd 3.22 keeps a device
+    /// slot's "I know where epochs end" across a removal and a new `+PATH`
+    /// while forgetting which sentence it was, so on a reused slot it
+    /// reported nothing until an epoch ended twice: a feed after a feed
+    /// lost its first fix, and a `gps fix` never arrived.
+    public static let primer = framed("GPRMC,,V,,,,,,,,,,N")
+
     /// Horizontal accuracy (metres) taken to equal one unit of HDOP.
     public static let metresPerHDOP = 5.0
 

@@ -113,6 +113,8 @@ final class GPSDFeedTarget {
                 do {
                     try GPSDControl.addDevice(pty.devicePath, controlSocket: control)
                 } catch {
+                    // An add that came too late is still carried out: undo it.
+                    try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control)
                     throw CommandError("cannot add a device to the gpsd at \(endpoint) through \(control): \(error) (is gpsd running with -F \(control)?)")
                 }
                 return TerminationSignals.onTermination { _ in try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control) }
@@ -123,6 +125,8 @@ final class GPSDFeedTarget {
                 close()
                 throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
             }
+            // After the activation: gpsd flushes the device while probing it.
+            try pty.write(NMEAFixWriter.primer)
         } else {
             // The default port when it is free, so `offstage gps watch` finds
             // it; another when it is taken. The look first only spares a
@@ -138,6 +142,8 @@ final class GPSDFeedTarget {
             cleanup = token
             endpoint = gpsd.endpoint
             controlSocket = nil
+            // Harmless on a fresh device (started means it is activated).
+            try pty.write(NMEAFixWriter.primer)
             printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
         }
     }

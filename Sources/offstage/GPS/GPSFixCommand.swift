@@ -63,7 +63,7 @@ struct GPSFixCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let fix = try fix()
+            var fix = try fix()
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
@@ -71,6 +71,9 @@ struct GPSFixCommand: AsyncParsableCommand {
             guard await counter.wait(timeout: .seconds(5), until: { $0.isConnected }) else {
                 throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
             }
+            // Stamped now, not when the command began: adding the device to
+            // gpsd takes about 3 s.
+            if time == nil { fix.time = (Date().timeIntervalSince1970 * 1000).rounded() / 1000 }
             try LocationFeeder(pty: gpsd.pty).send(fix)
             guard await counter.wait(timeout: .seconds(5), until: { $0.count >= 1 }) else {
                 throw CommandError("gpsd at \(gpsd.endpoint) did not report the fix")

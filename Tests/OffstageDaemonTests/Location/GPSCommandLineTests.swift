@@ -205,6 +205,38 @@ import OffstageCore
         #expect(stderr.hasSuffix("of 600 fixes; the rest would be lost\n"), "\(stderr)")
     }
 
+    /// A named gpsd reuses a device slot, and gpsd 3.22 keeps the slot's
+    /// "I know where epochs end" while forgetting which sentence ends them:
+    /// after one feed, every later feed lost its first fix and a `gps fix`
+    /// never arrived. Two feeds at once: gpsd answers one control request
+    /// at a time, about 3 s each, and the second gave up after 5 s.
+    @Test(.timeLimit(.minutes(2))) func aNamedGPSDTakesFeedAfterFeedAndTwoAtOnce() async throws {
+        let dir = try makeTemporaryDirectory()
+        let start = 1_714_550_400.0
+        let track = (0..<10).map { LocationFix(latitude: 48.85 + Double($0) * 1e-4, longitude: 2.35, time: start + Double($0)) }
+        let input = try write(track.map(NMEAFixWriter.sentences).joined(), to: "ten.nmea", in: dir)
+        let gpsd = try PrivateGPSD(devices: [])
+        defer { gpsd.stopAndRemove() }
+        // A client keeps a gpsd with no device of its own from exiting between commands.
+        let watcher = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint))
+        defer { watcher.cancel() }
+        try #require(await watcher.until { $0.connectedCount == 1 })
+        let target = ["--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket]
+        for round in 1...2 {
+            let feed = try runOffstage(["gps", "feed", input, "--speed", "max", "--quiet"] + target)
+            #expect(feed.status == 0 && feed.stderr.hasSuffix("gpsd reported 10 of them.\n"), "feed \(round): \(feed.stderr)")
+        }
+        let fix = try runOffstage(["gps", "fix", "1", "2"] + target)
+        #expect(fix.status == 0, "\(fix.stderr)")
+        #expect(await watcher.until { $0.fixes.contains { $0.latitude == 1 } })
+        let first = try RunningOffstage(["gps", "feed", input, "--speed", "max", "--quiet"] + target)
+        let second = try RunningOffstage(["gps", "feed", input, "--speed", "max", "--quiet"] + target)
+        for (name, feed) in [("first", first), ("second", second)] {
+            let (status, stderr) = feed.finish()
+            #expect(status == 0 && stderr.hasSuffix("gpsd reported 10 of them.\n"), "\(name): \(stderr)")
+        }
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
