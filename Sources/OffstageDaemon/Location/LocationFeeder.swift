@@ -61,13 +61,25 @@ public struct LocationFeeder: Sendable {
         self.pty = pty
     }
 
+    /// The first time gpsd (3.22, Debian 12's) reports as it is given:
+    /// it takes earlier ones for a GPS week rollover and moves them on by
+    /// 1024 weeks (2000-01-01 reached watchers as 2019-08-17, 2016-12-31
+    /// as 2036-08-16). Its own base is the leap second of 2017-01-01.
+    public static let earliestTime: Double = 1_483_228_800
+
+    /// Why gpsd would not report the fix at its time, if it would not.
+    public static func rolloverProblem(_ fix: LocationFix) -> String? {
+        guard fix.time < earliestTime else { return nil }
+        return "gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks"
+    }
+
     /// Sends one fix now.
     /// - Throws: ``LocationSystemError`` for a fix NMEA cannot date (gpsd
-    ///   would take 1969 for 2069), or a failed write.
+    ///   would take 1969 for 2069) or gpsd would move (before 2017), or a
+    ///   failed write.
     public func send(_ fix: LocationFix) throws {
-        if let problem = NMEAFixWriter.problem(writing: fix) {
-            throw LocationSystemError(
-                "cannot feed the fix at \(LocationTimeFormat.iso8601(fix.time)) to gpsd", detail: "\(problem) (gpsd reads it as NMEA)")
+        if let problem = NMEAFixWriter.problem(writing: fix).map({ "\($0) (gpsd reads it as NMEA)" }) ?? Self.rolloverProblem(fix) {
+            throw LocationSystemError("cannot feed the fix at \(LocationTimeFormat.iso8601(fix.time)) to gpsd", detail: problem)
         }
         try pty.write(NMEAFixWriter.sentences(for: fix))
     }

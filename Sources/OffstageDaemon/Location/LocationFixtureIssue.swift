@@ -109,7 +109,7 @@ public struct LocationFixtureReadOptions: Sendable, Hashable {
     /// times; 20 m/s as `simctl location` uses.
     public var routeSpeed: Double = 20
     /// Time of the first untimed GPX point, seconds since the Unix epoch
-    /// (default 2024-01-01T00:00:00Z: gpsd moves dates before 2019 on by
+    /// (default 2024-01-01T00:00:00Z: gpsd moves dates before 2017 on by
     /// 1024 weeks, taking them for a GPS week rollover, so 2000-01-01
     /// reached watchers as 2019-08-17).
     public var routeStartTime: Double = 1_704_067_200

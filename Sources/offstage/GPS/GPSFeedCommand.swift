@@ -44,10 +44,13 @@ struct GPSFeedCommand: AsyncParsableCommand {
             }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             // The counting pass also finds a fix gpsd would misdate (NMEA's
-            // two-digit year), before gpsd starts and hours of feeding.
+            // two-digit year, its week rollover), before gpsd starts and
+            // hours of feeding.
             let counted = try reader.read { fix in
-                if let problem = NMEAFixWriter.problem(writing: fix) {
-                    throw CommandError("\(file): the fix at \(LocationTimeFormat.iso8601(fix.time)) cannot be fed: \(problem) (gpsd reads the feed as NMEA)")
+                if let problem = NMEAFixWriter.problem(writing: fix).map({ "\($0) (gpsd reads the feed as NMEA)" })
+                    ?? LocationFeeder.rolloverProblem(fix)
+                {
+                    throw CommandError("\(file): the fix at \(LocationTimeFormat.iso8601(fix.time)) cannot be fed: \(problem)")
                 }
             }
             // The bad lines now, before the feed (hours at 1×), not after it.

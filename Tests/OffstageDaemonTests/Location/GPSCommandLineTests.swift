@@ -142,6 +142,21 @@ import OffstageCore
         #expect(run.stderr.hasPrefix("offstage: error: --time 1969-07-20T20:17:40Z: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the fix as NMEA)"), "\(run.stderr)")
     }
 
+    /// gpsd moves a time before 2017 on by 1024 weeks (2016-12-31 reached
+    /// watchers as 2036-08-16) while the tools said they sent it as it was:
+    /// such fixes are refused before gpsd starts.
+    @Test func fixesGPSDWouldMoveOnAreRefused() throws {
+        let fix = try offstage("gps", "fix", "1", "2", "--time", "2016-12-31T23:59:59Z")
+        #expect(fix.status == 64)
+        #expect(fix.stderr.hasPrefix("offstage: error: --time 2016-12-31T23:59:59Z: gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks"), "\(fix.stderr)")
+        let dir = try makeTemporaryDirectory()
+        let input = try write(NMEAFixWriter.sentences(for: LocationFix(latitude: 1, longitude: 2, time: 946_728_000)), to: "y2k.nmea", in: dir)
+        let feed = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
+        #expect(feed.status == 1)
+        #expect(feed.stderr == "offstage: error: \(input): the fix at 2000-01-01T12:00:00.000Z cannot be fed: gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["y2k.nmea"])
+    }
+
     /// A fixture's undatable fix is found in the counting pass, before
     /// gpsd starts: it was found only when its turn came to be fed.
     @Test func aFeedWithAFixNMEACannotDateFailsBeforeGPSDStarts() throws {
