@@ -38,6 +38,47 @@ struct PersistenceTests {
         await second.stop()
     }
 
+    /// The event log moved away (rotated, removed): the next daemon handed
+    /// out seq 1 again; it goes on from the seq the store recorded.
+    @Test func aLogMovedAwayDoesNotMakeSeqsBeHandedOutAgain() async throws {
+        let first = try await TestDaemon.start()
+        _ = try await first.launchStateLab()
+        await first.stop()
+        let stoppedAt = try #require(try String(contentsOfFile: first.directory + "/data/events.jsonl", encoding: .utf8)
+            .split(separator: "\n").last.map { try Event(json: JSONValue(parsing: String($0))).seq })
+        #expect(rename(first.directory + "/data/events.jsonl", first.directory + "/data/events.jsonl.1") == 0)
+        let second = try await TestDaemon.start(directory: first.directory)
+        defer { Task { await second.stop() } }
+        #expect(try await second.events().map(\.seq) == [stoppedAt + 1])
+        await second.stop()
+    }
+
+    /// A store cut to nothing is refused: SQLite took it for a new one, and
+    /// every installed app was forgotten without a word. A failed store
+    /// write is an error event (a process not recorded would not be reaped
+    /// after a crash of the daemon); the launch that met it warns.
+    @Test func anEmptyStoreIsRefusedAndAFailedStoreWriteIsAnEvent() async throws {
+        let first = try await TestDaemon.start()
+        try await first.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        await first.stop()
+        let store = first.directory + "/data/offstage.sqlite"
+        for suffix in ["-wal", "-shm"] { unlink(store + suffix) }
+        #expect(truncate(store, 0) == 0)
+        let error = await #expect(throws: DaemonError.self) { _ = try await TestDaemon.start(directory: first.directory) }
+        #expect(error?.message == "the store \(store) is empty (cut short?): opened, it would forget every installed app; move it away to start afresh")
+
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        // The store's database closes under the daemon: every write fails from now on.
+        try await test.daemon.engine.submit { try $0.store.database.close() }.get()
+        let launched = try await test.ok(["command": "launch", "app": .string(stateLab)])
+        let errors = launched["errors"]?.arrayValue ?? []
+        #expect(errors.map { $0["name"] } == ["storeWriteFailed"], "\(launched)")
+        #expect(errors.first?["detail"]?["reason"]?.stringValue?.hasPrefix("store write failed: ") == true)
+        await test.stop()
+    }
+
     @Test func anOrphanLeftByADeadDaemonIsKilledAtStart() async throws {
         let directory = try temporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)

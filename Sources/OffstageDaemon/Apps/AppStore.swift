@@ -19,6 +19,12 @@ public final class AppStore: Sendable {
     /// Opens (creating and migrating) the store at `path`.
     /// - Throws: ``DaemonError`` with code `.storage`.
     public init(path: String) throws {
+        // SQLite takes an empty file for a new database: a store cut to
+        // nothing (a full disk, a stray `: >`) forgot every app in silence.
+        if path != ":memory:", FileKind(atPath: path) == .regular, Self.size(of: path) == 0 {
+            throw DaemonError(
+                .storage, "the store \(path) is empty (cut short?): opened, it would forget every installed app; move it away to start afresh")
+        }
         do {
             var configuration = Configuration()
             // WAL with synchronous=NORMAL: durable across a daemon crash, and no
@@ -32,8 +38,20 @@ public final class AppStore: Sendable {
             database = try DatabaseQueue(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch {
-            throw DaemonError(.storage, "cannot open the store at \(path): \(error)")
+            throw DaemonError(.storage, "cannot open the store at \(path): \(Self.describe(error))")
         }
+    }
+
+    private static func size(of path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : -1
+    }
+
+    /// An error in one line: GRDB's description of a failed statement
+    /// carries the whole SQL, over several lines.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else { return "\(error)" }
+        return "SQLite error \(error.resultCode.rawValue): \(error.message ?? "\(error.resultCode)")"
     }
 
     static var migrator: DatabaseMigrator {
@@ -57,7 +75,27 @@ public final class AppStore: Sendable {
                 t.column("startTicks", .integer).notNull()
             }
         }
+        migrator.registerMigration("v2") { db in
+            // What the event log's seq has reached: a log moved away or
+            // removed does not make a restarted daemon hand seqs out again.
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .integer).notNull()
+            }
+        }
         return migrator
+    }
+
+    /// The highest event `seq` recorded (0 when none).
+    public func lastSeq() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'lastSeq'") ?? 0 }
+    }
+
+    /// Records the event `seq` reached.
+    public func recordLastSeq(_ seq: Int) throws {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('lastSeq', ?)", arguments: [seq])
+        }
     }
 
     /// Inserts or replaces an app, keeping its settings when it was installed before.
@@ -135,10 +173,10 @@ public final class AppStore: Sendable {
     }
 
     private func write(_ body: (Database) throws -> Void) throws {
-        do { try database.write(body) } catch { throw DaemonError(.storage, "store write failed: \(error)") }
+        do { try database.write(body) } catch { throw DaemonError(.storage, "store write failed: \(Self.describe(error))") }
     }
 
     private func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try database.read(body) } catch { throw DaemonError(.storage, "store read failed: \(error)") }
+        do { return try database.read(body) } catch { throw DaemonError(.storage, "store read failed: \(Self.describe(error))") }
     }
 }

@@ -50,6 +50,8 @@ public final class Engine {
     /// The size of each app's log when its last process was spawned: what
     /// it wrote since is that launch's (the log is appended to).
     var logStarts: [String: Int] = [:]
+    /// A store write failed and none has succeeded since (see ``storeWrite(_:)``).
+    var storeFailing = false
     var tokens: [String: (bundleID: String, launch: Int)] = [:]
     var idleWaiters: [EventLoopPromise<Void>] = []
     /// Promises of ``whenProcessGone(_:)``, by app.
@@ -86,7 +88,8 @@ public final class Engine {
         host = AppProcessHost(dataDirectory: configuration.dataDirectory)
         try makeDirectory(configuration.dataDirectory, for: "data directory")
         store = try AppStore(path: configuration.ephemeral ? ":memory:" : configuration.dataDirectory + "/offstage.sqlite")
-        log = EventLog(path: configuration.ephemeral ? nil : configuration.dataDirectory + "/events.jsonl")
+        log = try EventLog(
+            path: configuration.ephemeral ? nil : configuration.dataDirectory + "/events.jsonl", continuing: try store.lastSeq())
         for app in try store.apps() {
             bundles[app.bundle.descriptor.bundleID] = app.bundle
             settings[app.bundle.descriptor.bundleID] = app.settings
@@ -99,7 +102,25 @@ public final class Engine {
                 "apps": JSONValue(bundles.count),
             ]))
         reapOrphans()
+        storeWrite { try store.recordLastSeq(log.lastSeq) }
         log.flush()
+    }
+
+    /// A store write the daemon goes on without (a process record, the
+    /// seq reached): the first failure is an `error` event
+    /// `storeWriteFailed`, which the command that caused it prints as a
+    /// warning (a process not recorded would not be reaped, nor logged
+    /// `notRunning`, after a crash of the daemon).
+    func storeWrite(_ body: () throws -> Void) {
+        do {
+            try body()
+            storeFailing = false
+        } catch {
+            guard !storeFailing else { return }
+            storeFailing = true
+            let reason = (error as? DaemonError)?.message ?? "\(error)"
+            record(LogEntry(kind: .error, app: nil, name: "storeWriteFailed", detail: ["reason": .string(reason)]))
+        }
     }
 
     /// The current time on the daemon's clock.
@@ -118,7 +139,7 @@ public final class Engine {
             }
             // The dead daemon's last state of the app is not kept: only why it ended.
             record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue, detail: ["reason": "daemonDied"]))
-            try? store.forgetProcess(bundleID)
+            storeWrite { try store.forgetProcess(bundleID) }
         }
     }
 
@@ -251,7 +272,7 @@ public final class Engine {
                 onExit: { status in handle.processExited(app, launch: launch, status: status) })
             processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil)
             tokens[token] = (app, launch)
-            if let ticks = AppProcessHost.startTicks(of: pid) { try? store.recordProcess(app, pid: pid, startTicks: ticks) }
+            if let ticks = AppProcessHost.startTicks(of: pid) { storeWrite { try store.recordProcess(app, pid: pid, startTicks: ticks) } }
             return []
         } catch {
             return board.spawnFailed(app, launch: launch, reason: "\(error)", at: now)
@@ -274,7 +295,7 @@ public final class Engine {
             processes[app] = nil
             tokens[process.token] = nil
             process.channel?.close(promise: nil)
-            try? store.forgetProcess(app)
+            storeWrite { try store.forgetProcess(app) }
             for waiter in goneWaiters.removeValue(forKey: app) ?? [] { waiter.succeed() }
         }
         if let reaped {
@@ -427,7 +448,7 @@ public final class Engine {
     func shutdown() -> EventLoopFuture<Void> {
         for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
             host.terminate(process.pid)
-            try? store.forgetProcess(app)
+            storeWrite { try store.forgetProcess(app) }
             // Killed already (for a protocol violation) and not yet reaped:
             // its notRunning was logged with the kill.
             if !board.hasProcess(app) { continue }
@@ -437,6 +458,7 @@ public final class Engine {
                 detail: ["from": .string(from.rawValue), "reason": "daemonStopped"]))
         }
         record(LogEntry(kind: .system, app: nil, name: "daemonStopped"))
+        storeWrite { try store.recordLastSeq(log.lastSeq) }
         log.flush()
         realTimer?.cancel()
         let waiters = idleWaiters

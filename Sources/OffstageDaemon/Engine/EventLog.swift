@@ -33,22 +33,30 @@ public final class EventLog {
     /// - Parameters:
     ///   - path: file to append to (`nil`: memory only); its last `seq` is continued.
     ///   - capacity: how many events to keep in memory.
+    ///   - continuing: a `seq` already handed out (the store's record): the
+    ///     next is past it even when the file has less (moved away, removed).
     ///   The latest events of an existing file (those in its last
     ///   ``reloadedBytes``) are read back into memory, so `offstage events`
     ///   goes on across a daemon restart.
-    public init(path: String?, capacity: Int = 100_000) {
+    /// - Throws: ``DaemonError`` `.storage` when the file cannot be opened
+    ///   for appending (its events would be lost, and their seqs handed out
+    ///   again by the next daemon).
+    public init(path: String?, capacity: Int = 100_000, continuing: Int = 0) throws(DaemonError) {
         self.capacity = capacity
         if let path {
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                throw DaemonError(.storage, "cannot open the event log \(path): \(String(cString: strerror(errno)))")
+            }
+            self.fd = fd
             // Only a regular file is read back (not a device such as /dev/full).
             let regular = FileKind(atPath: path) == .regular
             events = regular ? Self.tail(of: path, bytes: Self.reloadedBytes, limit: capacity) : []
-            nextSeq = (events.last?.seq ?? (regular ? Self.lastSeq(in: path) : nil) ?? 0) + 1
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            self.fd = fd >= 0 ? fd : nil
+            nextSeq = max(events.last?.seq ?? (regular ? Self.lastSeq(in: path) : nil) ?? 0, continuing) + 1
             // A line cut short by a crash is ended, so the next one is not glued to it.
-            if fd >= 0, regular, !Self.endsWithNewline(path) { _ = write(fd, "\n", 1) }
+            if regular, !Self.endsWithNewline(path) { _ = write(fd, "\n", 1) }
         } else {
-            nextSeq = 1
+            nextSeq = continuing + 1
             fd = nil
         }
     }
