@@ -7,7 +7,7 @@ import ServiceLifecycle
 
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM or SIGINT.")
+        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM, SIGINT or SIGHUP.")
 
     @Option(help: "The clock: real (wall clock) or virtual (moves only with `offstage clock advance`).")
     var clock: String = "real"
@@ -59,7 +59,9 @@ struct DaemonCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: DaemonService(configuration: configuration, logger: logger))],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                // SIGHUP too (a closed terminal): it killed the daemon with
+                // no daemonStopped and left its sockets behind.
+                gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonError {

@@ -25,7 +25,9 @@ struct StatusCommand: ParsableCommand {
             if let pid = app["pid"]?.intValue { line += "  pid \(pid)" }
             if let rss = app["residentBytes"]?.intValue { line += "  \(rss >> 20) MiB" }
             if let tasks = app["backgroundTasks"]?.arrayValue {
-                line += "  tasks \(tasks.compactMap(\.intValue).map(String.init).joined(separator: ","))"
+                // Their ids: "tasks 2" read as a count.
+                let ids = tasks.compactMap(\.intValue).map { "#\($0)" }
+                line += "  \(ids.count == 1 ? "task" : "tasks") \(ids.joined(separator: ", "))"
                 if let remaining = app["backgroundTimeRemaining"]?.doubleValue { line += " (\(formatSeconds(remaining)) s left)" }
             }
             print(line)
@@ -43,7 +45,7 @@ struct EventsCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
-        if after < 0 { throw ValidationError("--after takes a seq, 0 or more (got \(after))") }
+        if after < 0 || after > 1 << 53 { throw ValidationError("--after takes a seq from 0 to 2^53 (got \(after))") }
     }
 
     func run() throws {

@@ -324,7 +324,7 @@ struct CLITests {
             #expect(result.stderr == "offstage: error: --free must be a size such as 500K, 200M or 1G (see offstage memory --help)\n")
         }
         result = try offstage(["events", "--after", "-3"] + nowhere())
-        #expect(result.stderr == "offstage: error: --after takes a seq, 0 or more (got -3) (see offstage events --help)\n")
+        #expect(result.stderr == "offstage: error: --after takes a seq from 0 to 2^53 (got -3) (see offstage events --help)\n")
         result = try offstage(["gps", "feed", "x.nmea", "--hold", "inf"])
         #expect(result.stderr == "offstage: error: --hold takes 0 to 86400 seconds (got inf) (see offstage gps feed --help)\n")
     }
@@ -439,7 +439,8 @@ struct CLITests {
         try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/CrashAtLaunchApp"))])
         try await test.ok(["command": "uninstall", "app": .string(app)])
         let after = try await test.daemon.engine.submit { $0.log.lastSeq }.get()
-        for (filter, waiting) in [(app, false), ("CrashAtLaunchApp", false), ("com.example.Later", true)] {
+        // A bundle id needs no dot: "Later3" was refused as unknown.
+        for (filter, waiting) in [(app, false), ("CrashAtLaunchApp", false), ("com.example.Later", true), ("Later3", true)] {
             let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
             try follower.setReceiveTimeout(.seconds(10))
             try follower.send(["command": "events", "follow": true, "after": .number(Double(after)), "appFilter": .string(filter)])
@@ -465,6 +466,49 @@ struct CLITests {
         let first = try #require(try follower.receive())
         #expect(first["event"]?["seq"]?.intValue == after + 1, "\(first)")
         await test.stop()
+    }
+
+    /// A follower whose filter hides `daemonStopped` (another app, a seq
+    /// not reached) still gets it: the end of its stream read as a crash.
+    /// An `after` past what JSON numbers keep exactly is refused: 2^63 - 1
+    /// came out as no number, and the whole log was sent.
+    @Test func aFilteredFollowerLearnsOfACleanStopAndAHugeAfterIsRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let huge = try await test.refused(["command": "events", "after": .number(0x1p63)])
+        #expect(huge == "events: \"after\" must be a seq from 0 to 2^53, not 9.223372036854776e+18", "\(huge)")
+        var followers: [LineSocket] = []
+        for request: JSONValue in [
+            ["command": "events", "follow": true, "appFilter": "com.example.Other"],
+            ["command": "events", "follow": true, "after": 1_000_000],
+        ] {
+            let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
+            try follower.setReceiveTimeout(.seconds(10))
+            try follower.send(request)
+            #expect(try follower.receive()?["ok"] == true)
+            followers.append(follower)
+        }
+        _ = try await test.launchStateLab()
+        await test.stop()
+        for follower in followers {
+            var names: [String] = []
+            while let line = try follower.receive() { names.append(line["event"]?["name"]?.stringValue ?? "?") }
+            #expect(names == ["daemonStopped"])
+        }
+    }
+
+    /// SIGHUP (a closed terminal) stops the daemon as SIGTERM does: it died
+    /// with no daemonStopped and left its sockets behind.
+    @Test func aDaemonStopsCleanlyOnSIGHUP() throws {
+        let directory = try temporaryDirectory()
+        let (running, _) = try startedDaemon(in: directory)
+        kill(running.process.processIdentifier, SIGHUP)
+        #expect(running.finish().status == 0)
+        let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
+        #expect(log.split(separator: "\n").last?.contains("\"daemonStopped\"") == true, "\(log)")
+        #expect(FileKind(atPath: directory + "/control.sock") == nil && FileKind(atPath: directory + "/apps.sock") == nil)
+        let bad = try offstage(["events", "--after", "9223372036854775807", "--socket", directory + "/control.sock"])
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("offstage: error: --after takes a seq from 0 to 2^53 (got 9223372036854775807)"))
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {

@@ -192,7 +192,7 @@ extension Engine {
         case "status":
             return succeed(status())
         case "events":
-            let events = log.events(after: request["after"]?.intValue ?? 0, app: try appFilter(request["appFilter"]?.stringValue))
+            let events = log.events(after: try Self.afterSeq(request), app: try appFilter(request["appFilter"]?.stringValue))
             let limit = request["limit"]?.intValue ?? events.count
             return succeed(.array(events.suffix(limit).map(\.json)))
         case "clock":
@@ -344,16 +344,16 @@ extension Engine {
     }
 
     /// ``appFilter(_:)``, and whether the app is known (installed or in the
-    /// log). For `events --follow` (`following`), a bundle id (a name with
-    /// a dot) that matches nothing yet is taken as it is, as not known: the
-    /// app may be installed later.
+    /// log). For `events --follow` (`following`), a name that matches
+    /// nothing yet is taken as a bundle id, as not known: the app may be
+    /// installed later (a bundle id needs no dot).
     func resolveAppFilter(_ name: String?, following: Bool) throws -> (app: String?, known: Bool) {
         guard let name, bundles[name] == nil else { return (name, true) }
         var known = Set(bundles.keys)
         for event in log.events { if let app = event.app { known.insert(app) } }
         if known.contains(name) { return (name, true) }
         let matches = known.filter { AppNaming.lastPart(of: $0) == name }.sorted()
-        if matches.isEmpty, following, name.contains(".") { return (name, false) }
+        if matches.isEmpty, following { return (name, false) }
         guard matches.count == 1 else {
             throw DaemonError(
                 .unknownApp,
@@ -362,6 +362,19 @@ extension Engine {
                     : "\(name) could be \(matches.joined(separator: " or ")); give the bundle id")
         }
         return (matches[0], true)
+    }
+}
+
+extension Engine {
+    /// An `events` request's `after`: 0 when absent. One that is not an
+    /// integer JSON keeps exactly (past 2^53, where 2^63 - 1 came out as no
+    /// number and the whole log was sent) is refused.
+    static func afterSeq(_ request: JSONValue) throws -> Int {
+        guard let value = request["after"], value != .null else { return 0 }
+        guard let seq = value.intValue, seq >= 0, seq <= 1 << 53 else {
+            throw DaemonError(.badRequest, "events: \"after\" must be a seq from 0 to 2^53, not \(value.jsonText)")
+        }
+        return seq
     }
 }
 

@@ -28,13 +28,14 @@ final class ControlHandler: ChannelInboundHandler {
         if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
             let app: String?
             let known: Bool
+            let after: Int
             do {
                 (app, known) = try engine.resolveAppFilter(request["appFilter"]?.stringValue, following: true)
+                after = try Engine.afterSeq(request)
             } catch {
                 send(withID(ControlReply.failure("\(error)").json, id), on: channel)
                 return
             }
-            let after = request["after"]?.intValue ?? 0
             let backlog = engine.log.events(after: after, app: app)
             var reply = ControlReply.ok(.array(backlog.map(\.json))).json
             // A bundle id no app has yet is followed as it is (installed
@@ -45,7 +46,10 @@ final class ControlHandler: ChannelInboundHandler {
             }
             send(withID(reply, id), on: channel)
             subscription = engine.log.subscribe { event in
-                guard event.seq > after, app == nil || event.app == app else { return }
+                // The daemon's stop reaches every follower, whatever its
+                // filter: the end of the stream without it reads as a crash.
+                let stopped = event.kind == .system && event.name == "daemonStopped"
+                guard stopped || (event.seq > after && (app == nil || event.app == app)) else { return }
                 channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(["event": event.json])), promise: nil)
             }
             return
