@@ -24,6 +24,10 @@ final class PulsePlayer {
     /// The decoder has nothing more to give (the end, or an error).
     private var feederFinished = false
     private var draining: OpaquePointer?
+    /// A decoding error met after audio was written: reported once the
+    /// server has played what it holds (the drain), not when the decoder,
+    /// seconds ahead, met it.
+    private var failureAfterDrain: String?
     /// The sink the stream plays on.
     private var sinkIndex = UInt32.max
     /// The position when the stream last corked, uncorked or was
@@ -216,7 +220,16 @@ final class PulsePlayer {
                     setCorked(false)
                 }
                 if let error = take.error {
-                    perform([.cork] + machine.failed(error.message))
+                    if primed {
+                        // What came before the damage plays: the server holds
+                        // up to two seconds of it, which a cork now dropped.
+                        if draining == nil {
+                            failureAfterDrain = error.message
+                            draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
+                        }
+                    } else {
+                        perform([.cork] + machine.failed(error.message))
+                    }
                 } else if take.finished, draining == nil {
                     draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
                 }
@@ -338,7 +351,13 @@ final class PulsePlayer {
     func drained(success: Bool) {
         if let draining { pa_operation_unref(draining) }
         draining = nil
-        if success { perform(machine.drained()) }
+        guard success else { return }
+        if let message = failureAfterDrain {
+            failureAfterDrain = nil
+            perform([.cork] + machine.failed(message))
+        } else {
+            perform(machine.drained())
+        }
     }
 
     // MARK: Actions
@@ -398,6 +417,7 @@ final class PulsePlayer {
             pa_operation_unref(draining)
             self.draining = nil
         }
+        failureAfterDrain = nil
         positionBase = position
         if let stream, ready, timeBase != nil { timeBase = streamTime(stream) ?? 0 }
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }

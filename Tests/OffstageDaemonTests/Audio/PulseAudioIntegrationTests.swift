@@ -25,6 +25,33 @@ import Testing
         #expect(try rig.backend.position(id) == rig.backend.duration(id))
     }
 
+    /// A file that cannot be decoded past a point plays up to that point,
+    /// then fails: the failure came when the decoder met the damage, two
+    /// seconds ahead of playback, and the audio the server held was dropped.
+    @Test func aFileDamagedMidwayPlaysUpToTheDamageThenFails() async throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // 3,000 bytes of the middle overwritten: libvorbis stops there (its
+        // tail still decodes, so the player is made).
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioFixture("clip.ogg"))))
+        for i in 0..<3000 { bytes[bytes.count / 2 + i] = UInt8((i * 37 + 11) & 0xff) }
+        let damaged = dir.appendingPathComponent("damaged.ogg").path
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: damaged, appName: "Radio"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let failure = await rig.recorder.next(timeout: .seconds(20)) {
+            if case .player(id, .failed) = $0 { true } else { false }
+        }
+        guard case .player(_, .failed(let message)) = failure else { Issue.record("no failure: \(rig.recorder.all)"); return }
+        // "…: truncated: the audio stops at 3.351 s of 5 s"
+        let stops = try #require(message.split(separator: " stops at ").last?.split(separator: " ").first.flatMap { Double($0) }, "\(message)")
+        let played = try rig.backend.position(id).seconds
+        #expect(stops > 1.5, "\(message)")
+        #expect(played >= stops - 0.1, "failed at \(played) s of the \(stops) s that decode")
+    }
+
     /// The real backend refuses a sample rate the engine does not play,
     /// as the virtual one does (8 Hz never ended on PulseAudio).
     @Test func aSampleRateTheEngineDoesNotPlayIsRefused() throws {
