@@ -39,6 +39,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
     var server: String?
 
     func validate() throws {
+        if server?.isEmpty == true { throw ValidationError("--server needs an address such as unix:/path/native; leave it out for the default") }
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
         // Past the file's end (however far) is checked against the file.

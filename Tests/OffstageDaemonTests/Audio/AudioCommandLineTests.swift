@@ -96,6 +96,10 @@ import Testing
         #expect(run.stderr.hasPrefix("offstage: error: \(cut): truncated or corrupt"))
         let formats = try runOffstage(["audio", "info", "--formats"])
         #expect(formats.stdout.contains("FLAC (Free Lossless Audio Codec) (.flac)"))
+        // An empty --server was "cannot reach : Invalid argument".
+        let emptyServer = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--server", ""])
+        #expect(emptyServer.status == 64)
+        #expect(emptyServer.stderr.hasPrefix("offstage: error: --server needs an address such as unix:/path/native; leave it out for the default"))
         // Files beside --formats were ignored (and a bad one passed).
         let both = try runOffstage(["audio", "info", "--formats", cut])
         #expect(both.status == 64)
