@@ -167,7 +167,8 @@ struct LocationFixChecker {
             return nil
         }
         if let lastTime, fix.time <= lastTime {
-            let what = fix.time < lastTime ? "time goes backwards" : "time does not advance"
+            // Equal to the millisecond: times a fraction of one apart read as equal.
+            let what = fix.time < lastTime ? "time goes backwards" : "time does not advance (to the millisecond, as times are kept)"
             try issue(line: line, "\(what) (\(LocationTimeFormat.iso8601(fix.time)) after \(LocationTimeFormat.iso8601(lastTime)))")
             return nil
         }

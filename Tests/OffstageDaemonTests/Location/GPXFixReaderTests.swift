@@ -102,6 +102,21 @@ import Testing
         #expect(fixes.map(\.course) == [90, 45])
     }
 
+    /// Times less than a millisecond apart are one time (times are kept to
+    /// the millisecond), and the message says so: it read as a time that
+    /// did not advance, quoting the same time twice.
+    @Test func timesUnderAMillisecondApartAreSaidToBeEqualToTheMillisecond() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = gpxTrack(
+            #"<trkpt lat="1" lon="2"><time>2024-05-01T06:00:00.0001Z</time></trkpt>"#,
+            #"<trkpt lat="1" lon="2"><time>2024-05-01T06:00:00.0004Z</time></trkpt>"#)
+        let (fixes, summary) = try readAll(try write(gpx, to: "sub.gpx", in: dir))
+        #expect(fixes.count == 1)
+        #expect(summary.issues.map(\.message) == [
+            "time does not advance (to the millisecond, as times are kept) (2024-05-01T06:00:00.000Z after 2024-05-01T06:00:00.000Z)",
+        ])
+    }
+
     /// A point's own <speed> or <course> that is not a number or out of
     /// range is left out, as one in extensions is, and the point stays (as
     /// location.md says); it dropped the point.
