@@ -52,6 +52,11 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
+            // A mode that is not a number ("3") was taken for no fix, in silence.
+            if let given = object["mode"], !(given is NSNumber) {
+                try issue(line: number, "mode is not a number (\(jsonText(given)))")
+                continue
+            }
             let mode = (object["mode"] as? NSNumber)?.intValue ?? 0
             guard mode >= 2 else {
                 checker.ignore()

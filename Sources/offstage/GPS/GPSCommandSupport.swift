@@ -24,7 +24,7 @@ struct GPSFixtureOptions: ParsableArguments {
 
     /// Usage errors, before anything runs (exit 64, with the help to read).
     func validate() throws {
-        guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive number (got \(routeSpeed))") }
+        guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive, finite number (got \(routeSpeed))") }
         _ = try readOptions()
         _ = try inputFormat()
     }

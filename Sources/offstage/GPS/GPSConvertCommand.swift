@@ -28,6 +28,10 @@ struct GPSConvertCommand: AsyncParsableCommand {
         _ = try to.map { try parseFormat($0, option: "--to") }
         if inputArgument == "-", fixture.format == nil { throw ValidationError("- (standard input) needs --format gpx, nmea or json") }
         if outputArgument == "-", to == nil { throw ValidationError("- (standard output) needs --to gpx, nmea or json") }
+        // A usage error like the others about formats (it was exit 1).
+        if to == nil, outputArgument != "-", LocationFixtureFormat(pathExtension: outputArgument) == nil {
+            throw ValidationError("\(outputArgument): the output format cannot be told from the name (.gpx, .nmea or .json); give --to gpx, nmea or json")
+        }
     }
 
     func run() async throws {

@@ -375,7 +375,10 @@ import OffstageCore
         #expect(endpoint.status == 64 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT (see offstage gps watch --help)\n")
         // Option errors of every gps command are usage errors (exit 64), named before anything starts.
         let routeSpeed = try offstage("gps", "feed", fixture, "--route-speed", "-1")
-        #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive number (got -1.0) (see offstage gps feed --help)\n")
+        #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive, finite number (got -1.0) (see offstage gps feed --help)\n")
+        // An output name that tells no format is a usage error like the others (it was exit 1).
+        let unknownOutput = try offstage("gps", "convert", fixture, "out.xyz")
+        #expect(unknownOutput.status == 64 && unknownOutput.stderr.hasPrefix("offstage: error: out.xyz: the output format cannot be told from the name (.gpx, .nmea or .json); give --to gpx, nmea or json"), "\(unknownOutput.stderr)")
         let format = try offstage("gps", "convert", fixture, "out.json", "--to", "kml")
         #expect(format.status == 64 && format.stderr == "offstage: error: --to kml: expected gpx, nmea or json (see offstage gps convert --help)\n")
         let feedEndpoint = try offstage("gps", "feed", fixture, "--gpsd", "nowhere:0")

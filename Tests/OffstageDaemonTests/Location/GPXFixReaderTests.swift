@@ -379,6 +379,7 @@ import Testing
             {"class":"TPV","mode":3,"time":"2024-05-01T08:00:07.000Z","lat":48.8507,"lon":2.3507,"altMSL":null}
             {"class":"TPV","mode":2,"time":"2023-02-29T08:00:08.000Z","lat":48.8508,"lon":2.3508}
             {"class":"TPV","mode":2,"time":"soon","lat":48.8509,"lon":2.3509}
+            {"class":"TPV","mode":"3","time":"2024-05-01T08:00:10.000Z","lat":48.851,"lon":2.351}
             """
         let (fixes, summary) = try readAll(try write(text, to: "log.json", in: dir))
         // A null is no value (the last line: a fix with no altitude).
@@ -387,12 +388,13 @@ import Testing
         #expect(fixes[0] == LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 1.5, course: 90, horizontalAccuracy: 4.2))
         // A TPV without time (line 6) is one gpsd writes before it knows the date.
         #expect(summary.ignored == 4)
-        #expect(summary.issues.map(\.line) == [5, 7, 9, 10, 12, 13])
+        // A mode as a string was taken for no fix, in silence (line 14).
+        #expect(summary.issues.map(\.line) == [5, 7, 9, 10, 12, 13, 14])
         #expect(summary.issues.map(\.message) == [
             "not a JSON object (truncated line?)", "TPV with mode 2 but without lat/lon",
             "lat is not a number (\"48.8505\")", "a number out of range (larger than a double)",
             "bad time \"2023-02-29T08:00:08.000Z\": 2023-02-29 does not exist (February 2023 has 28 days)",
-            "bad time \"soon\"",
+            "bad time \"soon\"", "mode is not a number (\"3\")",
         ])
     }
 }
