@@ -43,6 +43,11 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         return try await body()
     } catch let error as ExitCode {
         throw error
+    } catch let error as LocationFixtureError {
+        // The points skipped before a read stopped are warned of first, as they would have been.
+        for issue in error.skippedBefore { printError("offstage: warning: \(issue)") }
+        printError("offstage: error: \(error)")
+        throw ExitCode.failure
     } catch {
         printError("offstage: error: \(error)")
         throw ExitCode.failure

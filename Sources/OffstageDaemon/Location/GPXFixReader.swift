@@ -62,7 +62,7 @@ public struct GPXFixReader: Sendable {
                     file: path, line: parser.lineNumber,
                     // Foundation's error text here is "(null)" and its code names do not match libxml2's codes.
                     message: "not well-formed XML (at column \(parser.columnNumber))")
-                throw LocationFixtureError(.badInput, issue)
+                throw LocationFixtureError(.badInput, issue, skippedBefore: delegate.checker.summary.issues)
             }
             if !delegate.sawGPX {
                 throw LocationFixtureError(.badInput, LocationFixtureIssue(file: path, line: 0, message: "no <gpx> element"))

@@ -69,10 +69,14 @@ public struct LocationFixtureError: Error, Sendable, Hashable, CustomStringConve
 
     public var code: Code
     public var issue: LocationFixtureIssue
+    /// The bad lines skipped before the read stopped here (a GPX file that
+    /// turns out not well-formed), for the warnings they would have been.
+    public var skippedBefore: [LocationFixtureIssue] = []
 
-    public init(_ code: Code, _ issue: LocationFixtureIssue) {
+    public init(_ code: Code, _ issue: LocationFixtureIssue, skippedBefore: [LocationFixtureIssue] = []) {
         self.code = code
         self.issue = issue
+        self.skippedBefore = skippedBefore
     }
 
     public var description: String { issue.description }

@@ -252,6 +252,24 @@ import OffstageCore
         }
     }
 
+    /// A GPX file that turns out not well-formed: the points skipped before
+    /// the break are warned of, then the error; they went unsaid.
+    @Test func theBadPointsBeforeABreakInAGPXFileAreWarnedOf() throws {
+        let dir = try makeTemporaryDirectory()
+        let input = try write("""
+            <gpx version="1.1"><trk><trkseg>
+            <trkpt lat="48,1" lon="2"><time>2024-05-01T08:00:00Z</time></trkpt>
+            <trkpt lat="48.1" lon="2"><time>2024-05-01T08:00:01Z</time></trkpt>
+            <bad
+            """, to: "broken.gpx", in: dir)
+        let run = try offstage("gps", "convert", input, dir.appendingPathComponent("out.json").path)
+        #expect(run.status == 1)
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(run.stderr)")
+        #expect(lines.first == "offstage: warning: \(input):2: <trkpt> with a bad attribute lat=\"48,1\"", "\(run.stderr)")
+        #expect(lines.last?.hasPrefix("offstage: error: \(input):4: not well-formed XML") == true, "\(run.stderr)")
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
