@@ -57,6 +57,16 @@ enum TerminationSignals {
     /// an error to report.
     static var isTerminating: Bool { state.withLock { $0.terminating } }
 
+    /// Whether a termination signal arrives within `limit`: for a child
+    /// that exited when this process may be about to learn why (a ^C or a
+    /// `timeout` signals the whole process group, and the child can end
+    /// before this process has run its handler).
+    static func terminationArrives(within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !isTerminating, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return isTerminating
+    }
+
     /// Forgets a cleanup (the command undid the thing itself).
     static func remove(_ token: Int) {
         _ = state.withLock { $0.cleanups.removeValue(forKey: token) }

@@ -38,8 +38,11 @@ struct AudioServerCommand: AsyncParsableCommand {
             let ending = await withCheckedContinuation { (continuation: CheckedContinuation<ExitStatus?, Never>) in
                 Thread { continuation.resume(returning: server.waitUntilExited()) }.start()
             }
-            // Stopped by a signal: the cleanup ends the process.
-            if TerminationSignals.isTerminating { await neverReturning() }
+            // Stopped by a signal: the cleanup ends the process. The signal
+            // may have reached PulseAudio first (sent to the process group),
+            // which then exited before this process ran its handler: that
+            // was reported as an exit "on its own".
+            if await TerminationSignals.terminationArrives(within: .milliseconds(500)) { await neverReturning() }
             // Its last error, before a temporary directory goes with the log;
             // a server killed by a signal logged nothing about it, and an
             // earlier error (a client's failed command) would mislead.
