@@ -67,30 +67,35 @@ public struct LocationFeeder: Sendable {
     /// as 2036-08-16). Its own base is the leap second of 2017-01-01.
     public static let earliestTime: Double = 1_483_228_800
 
-    /// Why gpsd would not report the fix at its time, if it would not.
-    public static func rolloverProblem(_ fix: LocationFix) -> String? {
+    /// Why gpsd would not report the fix at its time, if it would not:
+    /// NMEA's two-digit year cannot date it (gpsd would take 1969 for
+    /// 2069), or gpsd would move it on (before 2017).
+    public static func problem(feeding fix: LocationFix) -> String? {
+        if let problem = NMEAFixWriter.problem(writing: fix) { return "\(problem) (gpsd reads the feed as NMEA)" }
         guard fix.time < earliestTime else { return nil }
         return "gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks"
     }
 
-    /// Sends one fix now.
-    /// - Throws: ``LocationSystemError`` for a fix NMEA cannot date (gpsd
-    ///   would take 1969 for 2069) or gpsd would move (before 2017), or a
-    ///   failed write.
-    public func send(_ fix: LocationFix) throws {
-        if let problem = NMEAFixWriter.problem(writing: fix).map({ "\($0) (gpsd reads it as NMEA)" }) ?? Self.rolloverProblem(fix) {
+    /// Sends one fix now; while gpsd does not take it, `check` may give up
+    /// by throwing (see ``LocationPTY/write(_:whileWaiting:)``).
+    /// - Throws: ``LocationSystemError`` for a fix gpsd would misdate
+    ///   (``problem(feeding:)``), or a failed write.
+    public func send(_ fix: LocationFix, whileWaiting check: () throws -> Void = {}) throws {
+        if let problem = Self.problem(feeding: fix) {
             throw LocationSystemError("cannot feed the fix at \(LocationTimeFormat.iso8601(fix.time)) to gpsd", detail: problem)
         }
-        try pty.write(NMEAFixWriter.sentences(for: fix))
+        try pty.write(NMEAFixWriter.sentences(for: fix), whileWaiting: check)
     }
 
     /// Feeds a whole fixture at a speed; `progress` is called at most every
-    /// `progressInterval` and once at the end, and may end the feed by
-    /// throwing (gpsd went away).
+    /// `progressInterval` and once at the end. `stillWanted` is called after
+    /// each fix and while gpsd does not take the feed, and may end it by
+    /// throwing (gpsd went away: nobody reads the terminal).
     public func feed(
         _ reader: LocationFixtureReader, speed: LocationFeedSpeed, total: Int? = nil,
         progressInterval: Duration = .milliseconds(250),
-        progress: (LocationFeedProgress) throws -> Void = { _ in }
+        stillWanted: () throws -> Void = {},
+        progress: (LocationFeedProgress) -> Void = { _ in }
     ) throws -> LocationFeedResult {
         let clock = ContinuousClock()
         let start = clock.now
@@ -106,18 +111,19 @@ public struct LocationFeeder: Sendable {
                 let wait = due - clock.now
                 if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
             }
-            try send(fix)
+            try send(fix, whileWaiting: stillWanted)
             sent += 1
             lastFixTime = fix.time
             let now = clock.now
             if now - lastReport >= progressInterval {
                 lastReport = now
                 pty.drain()
-                try progress(LocationFeedProgress(sent: sent, total: total, fixTime: fix.time, elapsed: now - start))
+                progress(LocationFeedProgress(sent: sent, total: total, fixTime: fix.time, elapsed: now - start))
             }
+            try stillWanted()
         }
         let elapsed = clock.now - start
-        try progress(LocationFeedProgress(sent: sent, total: total, fixTime: lastFixTime, elapsed: elapsed))
+        progress(LocationFeedProgress(sent: sent, total: total, fixTime: lastFixTime, elapsed: elapsed))
         return LocationFeedResult(summary: summary, sent: sent, elapsed: elapsed)
     }
 }

@@ -8,8 +8,10 @@ import Musl
 ///
 /// gpsd opens ``devicePath`` (the slave side); we write to the master. We
 /// also keep the slave open ourselves, in raw mode, so that nothing is lost
-/// or echoed while gpsd opens, closes or restarts. Writes block when the
-/// terminal's buffer is full, which paces a feed to what gpsd takes.
+/// or echoed while gpsd opens, closes or restarts. Writes wait while the
+/// terminal's buffer is full, which paces a feed to what gpsd takes; a
+/// writer can give up meanwhile (gpsd went away: nobody reads the
+/// terminal, and a blocking write waited for good).
 ///
 /// Both descriptors are close-on-exec: a child spawned meanwhile (a gpsd
 /// for another device) must not hold the terminal open.
@@ -42,6 +44,8 @@ public final class LocationPTY: Sendable {
             tcgetattr(m, &attributes)
             cfmakeraw(&attributes)
             tcsetattr(m, TCSANOW, &attributes)
+            // Writes wait in poll, where they can give up (see write(_:whileWaiting:)).
+            _ = fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK)
             devicePath = path
             slave = s
             master = m
@@ -60,16 +64,20 @@ public final class LocationPTY: Sendable {
         close(slave)
     }
 
-    /// Writes all of `text`, blocking while the terminal is full.
-    public func write(_ text: String) throws {
+    /// Writes all of `text`, waiting while the terminal is full; every
+    /// quarter of a second of waiting, `check` may end the wait by throwing.
+    public func write(_ text: String, whileWaiting check: () throws -> Void = {}) throws {
         var text = text
         try text.withUTF8 { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = try LocationSystemError.check("write \(devicePath)") {
-                    Glibc.write(master, buffer.baseAddress! + offset, buffer.count - offset)
+                let n = Glibc.write(master, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0, errno == EAGAIN || errno == EINTR {
+                    var writable = pollfd(fd: master, events: Int16(POLLOUT), revents: 0)
+                    if poll(&writable, 1, 250) == 0 { try check() }
+                    continue
                 }
-                offset += n
+                offset += try LocationSystemError.check("write \(devicePath)") { n }
             }
         }
     }

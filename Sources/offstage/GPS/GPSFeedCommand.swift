@@ -47,9 +47,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
             // two-digit year, its week rollover), before gpsd starts and
             // hours of feeding.
             let counted = try reader.read { fix in
-                if let problem = NMEAFixWriter.problem(writing: fix).map({ "\($0) (gpsd reads the feed as NMEA)" })
-                    ?? LocationFeeder.rolloverProblem(fix)
-                {
+                if let problem = LocationFeeder.problem(feeding: fix) {
                     throw CommandError("\(file): the fix at \(LocationTimeFormat.iso8601(fix.time)) cannot be fed: \(problem)")
                 }
             }
@@ -66,14 +64,13 @@ struct GPSFeedCommand: AsyncParsableCommand {
             }
             let display = ProgressDisplay(enabled: !quiet)
             let result = try LocationFeeder(pty: gpsd.pty).feed(
-                reader, speed: pace, total: total, progressInterval: display.isTerminal ? .milliseconds(250) : .seconds(5)
-            ) { progress in
-                display.show(progress)
-                if counter.lostGPSD {
+                reader, speed: pace, total: total, progressInterval: display.isTerminal ? .milliseconds(250) : .seconds(5),
+                stillWanted: {
+                    guard counter.lostGPSD else { return }
                     display.finish()
-                    throw CommandError("gpsd at \(gpsd.endpoint) went away after \(progress.sent) of \(total) fixes; the rest would be lost")
+                    throw CommandError("gpsd at \(gpsd.endpoint) went away after reporting \(counter.count) of \(total) fixes; the rest would be lost")
                 }
-            }
+            ) { display.show($0) }
             display.finish()
             _ = await counter.wait(timeout: .seconds(10)) { $0.count >= result.sent }
             let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18

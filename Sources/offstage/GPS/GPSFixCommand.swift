@@ -53,9 +53,7 @@ struct GPSFixCommand: AsyncParsableCommand {
         let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
         if let problem = fix.implausibility { throw ValidationError(problem) }
         // Fed to gpsd as NMEA, whose two-digit year would put it in another century.
-        if let problem = NMEAFixWriter.problem(writing: fix).map({ "\($0) (gpsd reads the fix as NMEA)" })
-            ?? LocationFeeder.rolloverProblem(fix)
-        {
+        if let problem = LocationFeeder.problem(feeding: fix) {
             throw ValidationError("\(time.map { "--time \($0)" } ?? "the system clock's time"): \(problem)")
         }
         return fix

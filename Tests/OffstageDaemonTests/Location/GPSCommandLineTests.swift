@@ -139,7 +139,7 @@ import OffstageCore
     @Test func aFixNMEACannotDateIsNotFedToGPSD() throws {
         let run = try offstage("gps", "fix", "48.85", "2.35", "--time", "1969-07-20T20:17:40Z")
         #expect(run.status == 64)
-        #expect(run.stderr.hasPrefix("offstage: error: --time 1969-07-20T20:17:40Z: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the fix as NMEA)"), "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("offstage: error: --time 1969-07-20T20:17:40Z: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the feed as NMEA)"), "\(run.stderr)")
     }
 
     /// gpsd moves a time before 2017 on by 1024 weeks (2016-12-31 reached
@@ -198,26 +198,28 @@ import OffstageCore
 
     /// A gpsd that goes away mid-feed (a restarted one has forgotten the
     /// device) ends the feed in one line: it went on to the end of the
-    /// fixture without a word.
-    @Test(.timeLimit(.minutes(1))) func aFeedWhoseGPSDGoesAwayStops() async throws {
+    /// fixture without a word, and at `max`, where the terminal is full,
+    /// it waited for good on a write nobody would read.
+    @Test(.timeLimit(.minutes(1)), arguments: [("10", 600), ("max", 150_000)])
+    func aFeedWhoseGPSDGoesAwayStops(speed: String, count: Int) async throws {
         let dir = try makeTemporaryDirectory()
         let start = 1_714_550_400.0
-        let track = (0..<600).map { LocationFix(latitude: 48.85 + Double($0) * 1e-5, longitude: 2.35, time: start + Double($0)) }
+        let track = (0..<count).map { LocationFix(latitude: 48.85 + Double($0 % 1000) * 1e-5, longitude: 2.35, time: start + Double($0)) }
         let input = try write(track.map(NMEAFixWriter.sentences).joined(), to: "long.nmea", in: dir)
         let gpsd = try PrivateGPSD(devices: [])
         defer { gpsd.stopAndRemove() }
         let watcher = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint))
         defer { watcher.cancel() }
         let feed = try RunningOffstage([
-            "gps", "feed", input, "--speed", "10", "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
+            "gps", "feed", input, "--speed", speed, "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
         ])
         // Under way: gpsd has reported a fix of the feed.
         try #require(await watcher.until { !$0.fixes.isEmpty })
         gpsd.stop()
         let (status, stderr) = feed.finish()
         #expect(status == 1)
-        #expect(stderr.contains("offstage: error: gpsd at \(gpsd.endpoint) went away after "), "\(stderr)")
-        #expect(stderr.hasSuffix("of 600 fixes; the rest would be lost\n"), "\(stderr)")
+        #expect(stderr.contains("offstage: error: gpsd at \(gpsd.endpoint) went away after reporting "), "\(stderr)")
+        #expect(stderr.hasSuffix("of \(count) fixes; the rest would be lost\n"), "\(stderr)")
     }
 
     /// A named gpsd reuses a device slot, and gpsd 3.22 keeps the slot's
