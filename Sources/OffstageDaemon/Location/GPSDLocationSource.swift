@@ -10,9 +10,10 @@ import Synchronization
 /// report with a 2D or 3D fix into a ``LocationSourceEvent/fix(_:)`` stamped
 /// with the fix time from gpsd. gpsd may report an epoch once per sentence
 /// (after `RMC`, then after `GGA`), the first report holding the values
-/// of the epoch before for what its sentence lacks: a fix is held until a
-/// report of another time comes or gpsd is quiet for
-/// ``epochQuietPeriod``, and the last report of its time stands. When gpsd goes away the source reports
+/// of the epoch before for what its sentence lacks: a fix is held (see
+/// ``EpochHold``) until its device reports another time or
+/// ``epochQuietPeriod`` after its first report, and the last report of its
+/// time stands. When gpsd goes away the source reports
 /// ``LocationSourceEvent/disconnected(_:)`` and reconnects with backoff.
 /// ``LocationSourceEvent/connected(_:)`` comes once gpsd has confirmed the
 /// watch, so fixes sent after it are not missed.
@@ -51,9 +52,9 @@ public struct GPSDLocationSource: LocationSource {
         var isSet: Bool { flag.withLock { $0 } }
     }
 
-    /// How long gpsd stays quiet after a report before its epoch counts as
-    /// complete (its reports of one epoch come together).
-    static let epochQuietPeriod: Int32 = 50_000
+    /// How long after its first report an epoch counts as complete (gpsd's
+    /// reports of one epoch come together).
+    static let epochQuietPeriod: Duration = .milliseconds(50)
 
     /// How long a connected gpsd may take to confirm the watch; past it the
     /// program on the port is taken for something else.
@@ -62,15 +63,7 @@ public struct GPSDLocationSource: LocationSource {
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
         var delay = reconnect.initialDelay
-        var lastTime: Double?
-        /// The epoch's last report so far, delivered once the epoch is over.
-        var held: LocationFixWithDevice?
-        func deliverHeld() {
-            guard let fix = held else { return }
-            held = nil
-            lastTime = fix.fix.time
-            yield(.fix(fix))
-        }
+        var hold = EpochHold(period: Self.epochQuietPeriod)
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
         let messageCapacity = 16_384
@@ -94,13 +87,15 @@ public struct GPSDLocationSource: LocationSource {
                     reason = "\(endpoint) did not answer the watch as gpsd does within \(Self.watchAnswerLimit) (is it gpsd?)"
                     break
                 }
+                // Due whatever else gpsd sends meanwhile (other devices, SKY).
+                for fix in hold.due(at: .now) { yield(.fix(fix)) }
+                let wait = hold.timeUntilDue(at: .now).map { Int32(max(0, $0 / .microseconds(1)).rounded(.up)) } ?? 100_000
                 errno = 0
-                guard gps_waiting(data, held == nil ? 100_000 : Self.epochQuietPeriod) else {
+                guard gps_waiting(data, wait) else {
                     if errno != 0 && errno != EINTR && errno != EAGAIN {
                         reason = "connection error: \(String(cString: strerror(errno)))"
                         break
                     }
-                    deliverHeld()
                     continue
                 }
                 message[0] = 0
@@ -123,12 +118,9 @@ public struct GPSDLocationSource: LocationSource {
                 let fix = Self.fix(from: data.pointee.fix)
                 let path = Self.devicePath(data)
                 if let device, path != device { continue }
-                if let previous = held, previous.fix.time != fix.time || previous.device != path { deliverHeld() }
-                // A report of an epoch already delivered (gpsd was slow within it) changes nothing.
-                guard fix.time != lastTime else { continue }
-                held = LocationFixWithDevice(fix: fix, device: path)
+                for fix in hold.take(LocationFixWithDevice(fix: fix, device: path), at: .now) { yield(.fix(fix)) }
             }
-            deliverHeld()
+            for fix in hold.all() { yield(.fix(fix)) }
             gps_close(data)
             if stop.isSet { return }
             yield(.disconnected(reason))
@@ -163,5 +155,58 @@ public struct GPSDLocationSource: LocationSource {
             let left = deadline - ContinuousClock.now
             Thread.sleep(forTimeInterval: min(0.02, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
         }
+    }
+}
+
+/// gpsd's reports held per device until their epoch is over: gpsd may
+/// report an epoch once per sentence, the first report holding the epoch
+/// before's values for what its sentence lacks. An epoch is over when a
+/// report of another time comes from its device, or ``period`` after its
+/// first report; its last report stands. A report of an epoch already
+/// delivered changes nothing. Devices are held apart: one device's report
+/// neither ends nor drops another's epoch.
+struct EpochHold {
+    let period: Duration
+    private var held: [String?: (fix: LocationFixWithDevice, since: ContinuousClock.Instant)] = [:]
+    private var delivered: [String?: Double] = [:]
+
+    init(period: Duration) { self.period = period }
+
+    /// Takes a report; returns the fix it shows complete (its device's epoch before), if any.
+    mutating func take(_ report: LocationFixWithDevice, at now: ContinuousClock.Instant) -> [LocationFixWithDevice] {
+        let device = report.device
+        var complete: [LocationFixWithDevice] = []
+        if let (previous, since) = held[device] {
+            if previous.fix.time == report.fix.time {
+                held[device] = (report, since)
+                return []
+            }
+            held[device] = nil
+            delivered[device] = previous.fix.time
+            complete.append(previous)
+        }
+        if delivered[device] != report.fix.time { held[device] = (report, now) }
+        return complete
+    }
+
+    /// The epochs whose period has run out by `now`, oldest first (then by device).
+    mutating func due(at now: ContinuousClock.Instant) -> [LocationFixWithDevice] {
+        let ready = held.filter { now - $0.value.since >= period }
+            .sorted { ($0.value.since, $0.key ?? "") < ($1.value.since, $1.key ?? "") }
+        for (device, entry) in ready {
+            held[device] = nil
+            delivered[device] = entry.fix.fix.time
+        }
+        return ready.map(\.value.fix)
+    }
+
+    /// How long until the next epoch is due; nil when none is held.
+    func timeUntilDue(at now: ContinuousClock.Instant) -> Duration? {
+        held.values.map { $0.since + period - now }.min()
+    }
+
+    /// Every epoch held (the connection ends), oldest first.
+    mutating func all() -> [LocationFixWithDevice] {
+        due(at: .now + period + .seconds(3600))
     }
 }

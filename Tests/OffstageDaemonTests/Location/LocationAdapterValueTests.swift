@@ -1,5 +1,5 @@
 import OffstageCore
-import OffstageDaemon
+@testable import OffstageDaemon
 import Testing
 
 @Suite struct LocationAdapterValueTests {
@@ -10,7 +10,7 @@ import Testing
         let error = #expect(throws: LocationSystemError.self) {
             try LocationFeeder(pty: pty).send(LocationFix(latitude: 1, longitude: 1, time: -1))
         }
-        #expect(error?.description == "cannot feed the fix at 1969-12-31T23:59:59.000Z to gpsd: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads it as NMEA)")
+        #expect(error?.description == "cannot feed the fix at 1969-12-31T23:59:59.000Z to gpsd: NMEA's two-digit year holds 1980 to 2079, not 1969 (gpsd reads the feed as NMEA)")
     }
 
     @Test(arguments: [
@@ -65,5 +65,45 @@ import Testing
         #expect(LocationTimeFormat.nonexistentDay("2024-02-30T12:00:00Z") == "2024-02-30 does not exist (February 2024 has 29 days)")
         #expect(LocationTimeFormat.nonexistentDay("2024-02-29T12:00:00Z") == nil)
         #expect(LocationTimeFormat.nonexistentDay("yesterday") == nil)
+    }
+}
+
+/// The live gpsd source's holding of an epoch, without gpsd.
+@Suite struct EpochHoldTests {
+    let start = ContinuousClock.now
+    func report(_ device: String, _ time: Double, altitude: Double? = nil) -> LocationFixWithDevice {
+        LocationFixWithDevice(fix: LocationFix(latitude: 1, longitude: 2, time: time, altitude: altitude), device: device)
+    }
+
+    /// Two devices' reports of one time: each device's last report stands.
+    /// They were held as one: the other device's report ended the epoch,
+    /// delivering its first (stale) report, and the complete ones, of a
+    /// time already delivered, were dropped.
+    @Test func devicesAreHeldApart() {
+        var hold = EpochHold(period: .milliseconds(50))
+        #expect(hold.take(report("/dev/a", 10), at: start).isEmpty)
+        #expect(hold.take(report("/dev/b", 10), at: start).isEmpty)
+        #expect(hold.take(report("/dev/a", 10, altitude: 5), at: start).isEmpty)
+        #expect(hold.take(report("/dev/b", 10, altitude: 7), at: start).isEmpty)
+        let due = hold.due(at: start + .milliseconds(50))
+        #expect(due.map(\.device) == ["/dev/a", "/dev/b"] && due.map(\.fix.altitude) == [5, 7])
+        // A late report of a delivered epoch changes nothing.
+        #expect(hold.take(report("/dev/a", 10, altitude: 6), at: start + .milliseconds(60)).isEmpty)
+        #expect(hold.all().isEmpty)
+    }
+
+    /// The period counts from an epoch's first report, whatever comes
+    /// meanwhile: traffic of other devices put the end off for good.
+    @Test func anEpochIsDueAPeriodAfterItsFirstReport() {
+        var hold = EpochHold(period: .milliseconds(50))
+        _ = hold.take(report("/dev/a", 10), at: start)
+        _ = hold.take(report("/dev/a", 10, altitude: 5), at: start + .milliseconds(40))
+        #expect(hold.timeUntilDue(at: start + .milliseconds(40)) == .milliseconds(10))
+        #expect(hold.due(at: start + .milliseconds(49)).isEmpty)
+        #expect(hold.due(at: start + .milliseconds(50)).map(\.fix.altitude) == [5])
+        // Another time from the device completes the epoch at once.
+        _ = hold.take(report("/dev/a", 11), at: start + .milliseconds(60))
+        #expect(hold.take(report("/dev/a", 12), at: start + .milliseconds(61)).map(\.fix.time) == [11])
+        #expect(hold.all().map(\.fix.time) == [12])
     }
 }
