@@ -2,7 +2,7 @@ import OffstageCore
 
 /// Reads fixes from an NMEA 0183 log: `GGA` and `RMC` from any talker,
 /// checksums verified, one fix per epoch (sentences with the same time of
-/// day are merged, at most one of each type). `RMC` gives the date; a `GGA` with no date known yet
+/// day are merged; a second of one type at another place starts the next). `RMC` gives the date; a `GGA` with no date known yet
 /// uses ``LocationFixtureReadOptions/assumedNMEADate`` or is reported.
 /// Other sentence types and sentences without a fix (`RMC` status `V`,
 /// `GGA` quality 0) are ignored, not errors.
@@ -27,9 +27,11 @@ public struct NMEAFixReader: Sendable {
         var speed: Double?
         var course: Double?
         var accuracy: Double?
-        /// The sentence types the epoch has: a second of one type starts a
-        /// new epoch, whatever its time (fixes a day apart at the same time
-        /// of day, GGA then RMC each, were merged into one another).
+        /// The sentence types the epoch has: a second of one type at another
+        /// place starts a new epoch, whatever its time (fixes a day apart at
+        /// the same time of day, GGA then RMC each, were merged into one
+        /// another); at the same place it is the same fix from another
+        /// talker (`$GPGGA` and `$GNGGA` of one epoch).
         var hasGGA = false
         var hasRMC = false
         /// The first of the epoch's sentences with a value out of range
@@ -191,7 +193,8 @@ public struct NMEAFixReader: Sendable {
                 continue
             }
             if let p = pending,
-                p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days) || (isRMC ? p.hasRMC : p.hasGGA)
+                p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days)
+                    || ((isRMC ? p.hasRMC : p.hasGGA) && (abs(p.latitude - lat) > 1e-7 || abs(p.longitude - lon) > 1e-7))
             {
                 try flush(p)
                 pending = nil

@@ -27,11 +27,34 @@ import Testing
         let track = (0..<3).map { day in
             LocationFix(latitude: 10 + Double(day), longitude: 20 + Double(day), time: noon + Double(day) * 86_400, altitude: 1 + Double(day))
         }
-        let path = try write(track.map(NMEAFixWriter.sentences).joined(), to: "daily.nmea", in: dir)
+        // GGA first, as the writer once wrote and many receivers do: a
+        // new RMC date alone would split RMC-first input.
+        let ggaFirst = track.map { fix in
+            let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n")
+            return lines.reversed().map { $0 + "\r\n" }.joined()
+        }
+        #expect(ggaFirst[0].hasPrefix("$GPGGA"))
+        let path = try write(ggaFirst.joined(), to: "daily.nmea", in: dir)
         let (fixes, summary) = try readAll(path)
         #expect(summary.fixes == 3 && summary.skipped == 0)
         #expect(fixes.map(\.time) == track.map(\.time))
         #expect(fixes.map(\.latitude) == [10, 11, 12] && fixes.map(\.altitude) == [1, 2, 3])
+    }
+
+    /// A receiver of several systems writes one epoch's GGA (or RMC) once
+    /// per talker, `$GPGGA` and `$GNGGA`: one fix, in either order, without
+    /// a bad line.
+    @Test func oneEpochFromTwoTalkersIsOneFix() throws {
+        let dir = try makeTemporaryDirectory()
+        let fix = LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 2, course: 90)
+        let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
+        let (rmc, gga) = (lines[0], lines[1])
+        let gnGGA = nmea(String(gga.dropFirst(3).prefix { $0 != "*" }).replacingOccurrences(of: "GGA,", with: "GNGGA,", options: .anchored))
+        for order in [[rmc, gga, gnGGA], [gga, gnGGA, rmc]] {
+            let (fixes, summary) = try readAll(try write(order.joined(separator: "\r\n") + "\r\n", to: "talkers.nmea", in: dir))
+            #expect(summary.fixes == 1 && summary.skipped == 0, "\(order): \(summary.issues)")
+            #expect(fixes.first?.altitude == 35 && fixes.first?.course == 90, "\(order)")
+        }
     }
 
     @Test func writerProducesKnownSentences() {
