@@ -12,7 +12,7 @@ import Synchronization
 
 /// A running daemon: its engine, its servers and its event loop.
 ///
-/// `offstage daemon` runs one as a ``Service`` until SIGTERM/SIGINT; the
+/// `offstage daemon` runs one as a ``Service`` until SIGTERM, SIGINT or SIGHUP; the
 /// scenario runner and the tests start a private one in-process.
 public final class RunningDaemon: Sendable {
     public let configuration: DaemonConfiguration
@@ -134,7 +134,7 @@ func reportOnlyChildExits() {
     sigaction(SIGCHLD, &action, nil)
 }
 
-/// `offstage daemon` as a service: runs until a graceful shutdown (SIGTERM/SIGINT).
+/// `offstage daemon` as a service: runs until a graceful shutdown (SIGTERM, SIGINT, SIGHUP).
 public struct DaemonService: Service {
     let configuration: DaemonConfiguration
     let logger: Logger

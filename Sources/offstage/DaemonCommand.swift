@@ -7,7 +7,7 @@ import ServiceLifecycle
 
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM, SIGINT or SIGHUP.")
+        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM, SIGINT or SIGHUP (unless started ignoring it, as nohup does).")
 
     @Option(help: "The clock: real (wall clock) or virtual (moves only with `offstage clock advance`).")
     var clock: String = "real"
@@ -59,9 +59,12 @@ struct DaemonCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: DaemonService(configuration: configuration, logger: logger))],
-                // SIGHUP too (a closed terminal): it killed the daemon with
-                // no daemonStopped and left its sockets behind.
-                gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+                // SIGHUP too (a closed terminal: it killed the daemon with no
+                // daemonStopped and left its sockets behind), unless it was
+                // ignored at the start (`nohup offstage daemon &`): a
+                // Dispatch signal source would catch it anyway.
+                gracefulShutdownSignals: isIgnored(SIGHUP) ? [.sigterm, .sigint] : [.sigterm, .sigint, .sighup],
+                logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonError {

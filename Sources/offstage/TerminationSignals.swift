@@ -108,11 +108,7 @@ enum TerminationSignals {
         thread.name = "offstage-signals"
         thread.start()
         for number in numbers {
-            var old = sigaction()
-            sigaction(number, nil, &old)
-            if unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
-                continue
-            }
+            if isIgnored(number) { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_handler = forwardSignal
             action.sa_flags = SA_RESTART
@@ -154,6 +150,13 @@ enum TerminationSignals {
             _exit(128 + number)
         }
     }
+}
+
+/// Whether the signal is ignored (as `nohup` leaves SIGHUP for its command).
+func isIgnored(_ number: Int32) -> Bool {
+    var old = sigaction()
+    sigaction(number, nil, &old)
+    return unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
 }
 
 /// Waits forever: the process ends elsewhere (a termination's cleanup exits).

@@ -511,6 +511,20 @@ struct CLITests {
         #expect(bad.status == 64 && bad.stderr.hasPrefix("offstage: error: --after takes a seq from 0 to 2^53 (got 9223372036854775807)"))
     }
 
+    /// A daemon started ignoring SIGHUP (`nohup offstage daemon &`) keeps
+    /// running when its terminal closes: a Dispatch signal source would
+    /// catch the signal anyway were it among the shutdown signals.
+    @Test func aDaemonUnderNohupOutlivesSIGHUP() throws {
+        let directory = try temporaryDirectory()
+        let socket = ["--socket", directory + "/control.sock"]
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket, through: "/usr/bin/nohup")
+        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        kill(running.process.processIdentifier, SIGHUP)
+        // Still there: it answers a command sent after the signal.
+        #expect(try offstage(["status"] + socket).status == 0)
+        stop(running)
+    }
+
     @Test func badArgumentsAreRejectedByTheParser() throws {
         let result = try offstage(["memory", "pressure", "--free", "lots"] + nowhere())
         #expect(result.status == 64)

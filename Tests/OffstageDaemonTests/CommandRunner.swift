@@ -88,9 +88,11 @@ final class RunningOffstage {
     private var buffered: [FileHandle: [UInt8]] = [:]
 
     /// - Parameter environment: added to (or replacing in) this process's environment.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
-        process.arguments = arguments
+    /// - Parameter launcher: a program that runs the command (`nohup`).
+    init(_ arguments: [String], environment: [String: String] = [:], through launcher: String? = nil) throws {
+        let offstage = Paths.products + "/offstage"
+        process.executableURL = URL(fileURLWithPath: launcher ?? offstage)
+        process.arguments = launcher == nil ? arguments : [offstage] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = out
         process.standardError = err
