@@ -65,23 +65,37 @@ final class DataDirectoryLock: Sendable {
             throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
         }
         let path = directory + "/daemon.lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let error = errno
-            _ = Self.lockedHere.withLock { $0.remove(key) }
-            throw DaemonError(.storage, "cannot open \(path): \(String(cString: strerror(error)))")
-        }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_SETLK, &lock) == 0 else {
-            let error = errno
-            close(fd)
-            _ = Self.lockedHere.withLock { $0.remove(key) }
-            if error == EACCES || error == EAGAIN {
-                throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
+        var fd: Int32 = -1
+        // A daemon that gave the directory up (``abandon()``) removes the
+        // lock file while it holds the lock: one locked meanwhile through
+        // the old name is no lock, and is taken again under the new one.
+        for attempt in 1...3 {
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                let error = errno
+                _ = Self.lockedHere.withLock { $0.remove(key) }
+                throw DaemonError(.storage, "cannot open \(path): \(String(cString: strerror(error)))")
             }
-            throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
+            var lock = flock()
+            lock.l_type = Int16(F_WRLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            guard fcntl(fd, F_SETLK, &lock) == 0 else {
+                let error = errno
+                close(fd)
+                _ = Self.lockedHere.withLock { $0.remove(key) }
+                if error == EACCES || error == EAGAIN {
+                    throw DaemonError(.alreadyRunning, "another daemon is running on the data directory \(directory)")
+                }
+                throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
+            }
+            var held = stat()
+            var named = stat()
+            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev { break }
+            close(fd)
+            if attempt == 3 {
+                _ = Self.lockedHere.withLock { $0.remove(key) }
+                throw DaemonError(.alreadyRunning, "another daemon is starting on the data directory \(directory)")
+            }
         }
         self.key = key
         self.path = path
@@ -89,15 +103,18 @@ final class DataDirectoryLock: Sendable {
         descriptor = Mutex(fd)
     }
 
-    /// Releases the lock of a daemon that did not start, and removes the
-    /// data directory again if this lock made it and nothing but the lock
-    /// file was put in it: a refused daemon (say, its socket is taken)
-    /// leaves no trace. Directories that existed, or hold anything, stay.
+    /// Releases the lock of a daemon that did not start; when this lock
+    /// made the data directory, it removes the lock file and then the
+    /// directories it made, as far as they are empty: a refused daemon
+    /// (say, its socket is taken) leaves no trace. Directories that
+    /// existed, or hold anything, stay. The file goes while the lock is
+    /// held, so that no daemon locks it meanwhile through its old name.
     func abandon() {
+        if !created.isEmpty {
+            unlink(path)
+            for directory in created.reversed() where rmdir(directory) != 0 { break }
+        }
         release()
-        guard !created.isEmpty else { return }
-        unlink(path)
-        for directory in created.reversed() where rmdir(directory) != 0 { break }
     }
     /// Lets another daemon use the directory.
     func release() {
