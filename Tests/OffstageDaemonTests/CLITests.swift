@@ -846,7 +846,7 @@ struct CLITests {
             marker = os.environ["HOME"] + "/ran"
             if not os.path.exists(marker):
                 open(marker, "w").close()
-                raise RuntimeError("no config at launch")
+                raise RuntimeError("no config at launch \\x1b[31m")
             os._exit(3)
             """)
         let (running, socket) = try startedDaemon(in: directory)
@@ -860,7 +860,7 @@ struct CLITests {
         #expect(first.status == 1)
         #expect(
             first.stderr.hasPrefix("offstage: error: com.example.Raising did not launch: it exited with status 1; its log: ")
-                && first.stderr.hasSuffix(", which ends: RuntimeError: no config at launch\n"), "\(first.stderr)")
+                && first.stderr.hasSuffix(", which ends: RuntimeError: no config at launch \\x1B[31m\n"), "\(first.stderr)")
         let second = try offstage(["launch", "com.example.Raising"] + socket)
         #expect(second.stderr == "offstage: error: com.example.Raising did not launch: it exited with status 3; its log: \(directory)/data/logs/com.example.Raising.log\n")
     }

@@ -31,7 +31,8 @@ public struct AppProcessHost: Sendable {
     }
 
     /// The last line the app wrote to its log from `offset` on, looked for
-    /// in the last 4 KiB and cut to 300 characters; nil if it wrote none.
+    /// in the last 4 KiB and cut to 300 characters, its control characters
+    /// shown as `\xHH`; nil if it wrote none.
     /// What an app that died at launch said last (a missing interpreter,
     /// an uncaught exception) says why.
     public func lastLogLine(for bundleID: String, since offset: Int) -> String? {
@@ -42,7 +43,8 @@ public struct AppProcessHost: Sendable {
         guard let data = try? file.readToEnd() else { return nil }
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
         guard let last = lines.last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
-        let line = last.trimmingCharacters(in: .whitespaces)
+        // Shown on a terminal: an app's colours or binary output must not drive it.
+        let line = visibleText(last.trimmingCharacters(in: .whitespaces))
         return line.count > 300 ? line.prefix(300) + "…" : line
     }
 

@@ -75,7 +75,8 @@ extension Engine {
             // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
             let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
                 .map(describe) ?? "it exited"
-            let said = host.lastLogLine(for: app, since: logStarts[app] ?? 0).map { ", which ends: " + $0 } ?? ""
+            // Only what this daemon's launch wrote (no spawn noted: nothing).
+            let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
         }
         if !errors.isEmpty, case .object(var members) = result {

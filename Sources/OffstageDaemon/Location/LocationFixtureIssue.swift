@@ -14,8 +14,8 @@ public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible 
     public var file: String
     /// 1-based line number (0 when the problem is the file as a whole).
     public var line: Int
-    /// What is wrong, in a few words.
-    public var message: String
+    /// What is wrong, in a few words (see ``init(file:line:message:)``).
+    public private(set) var message: String
 
     /// - Parameter message: what is wrong; the control characters a
     ///   quoted piece of the fixture may hold (a terminal escape, a NUL) are
@@ -23,31 +23,15 @@ public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible 
     public init(file: String, line: Int, message: String) {
         self.file = file
         self.line = line
-        self.message = Self.visible(message)
-    }
-
-    /// `text` with each control character (C0, DEL, C1) as `\xHH`.
-    static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += "\\x" + (hex.count < 2 ? "0" + hex : hex)
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        self.message = visibleText(message)
     }
 
     /// `file:line: message`, the form compilers use (`file: message` for
     /// the file as a whole).
-    public var description: String { line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)" }
+    public var description: String {
+        let file = visibleText(file)
+        return line > 0 ? "\(file):\(line): \(message)" : "\(file): \(message)"
+    }
 }
 
 /// A fixture could not be read: a file-level failure, or the first bad
