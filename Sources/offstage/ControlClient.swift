@@ -22,7 +22,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if socket.isEmpty { throw ValidationError("--socket needs a path, not an empty one") }
+        try refuseEmptySocketPath(socket)
         guard parseDuration(timeout) != nil else {
             throw ValidationError("--timeout must be a duration such as 30s, 10m or 0 (not \(timeout))")
         }
@@ -66,7 +66,7 @@ struct ClientOptions: ParsableArguments {
         } catch where error.errno == ENOENT || error.errno == ECONNREFUSED {
             // Starting a daemon there would be refused too: say what the path is.
             if let kind = FileKind(atPath: socket), kind != .socket {
-                let what = kind == .directory ? "a directory" : kind == .regular ? "a regular file" : "not a socket"
+                let what = kind == .directory ? "a directory" : kind == .regular ? "a regular file" : "a pipe or a device"
                 fail("\(socket) is \(what), not a daemon's control socket (--socket names one)")
             }
             let start = socket == defaultControlSocket ? "offstage daemon" : "offstage daemon --socket \(socket)"
@@ -107,6 +107,11 @@ struct ClientOptions: ParsableArguments {
         }
         return result
     }
+}
+
+/// `--socket ""`: the daemon took it for the current directory.
+func refuseEmptySocketPath(_ socket: String) throws {
+    if socket.isEmpty { throw ValidationError("--socket needs a path, not an empty one") }
 }
 
 /// Prints `offstage: error: message` on stderr and exits with status 1.

@@ -33,7 +33,7 @@ struct DaemonCommand: AsyncParsableCommand {
     func validate() throws {
         // Made absolute, an empty path would be the current directory.
         if data.isEmpty { throw ValidationError("--data needs a directory, not an empty path") }
-        if socket.isEmpty { throw ValidationError("--socket needs a path, not an empty one") }
+        try refuseEmptySocketPath(socket)
         guard ClockMode(rawValue: clock) != nil else { throw ValidationError("--clock must be real or virtual") }
         guard hangGraceDuration != nil else {
             throw ValidationError("--hang-grace must be a duration from 10ms to an hour, such as 500ms or 2s (not \(hangGrace ?? ""))")

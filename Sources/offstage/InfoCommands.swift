@@ -73,7 +73,8 @@ struct EventsCommand: ParsableCommand {
             while let line = try socket.receive() {
                 if let event = line["event"] {
                     show(event, &naming)
-                    stoppedCleanly = event["name"]?.stringValue == "daemonStopped"
+                    // Sticky: a store or log failure may still be logged after it.
+                    stoppedCleanly = stoppedCleanly || event["name"]?.stringValue == "daemonStopped"
                 }
             }
         } catch {

@@ -39,7 +39,8 @@ struct CLITests {
             (["daemon", "--data", directory + "/data", "--socket", ""], "--socket needs a path, not an empty one"),
             (["status", "--socket", ""], "--socket needs a path, not an empty one"),
         ] {
-            let result = try offstage(arguments)
+            // Run in `directory`: an empty --data was the working directory.
+            let result = try runOffstage(arguments, in: directory)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stderr.hasPrefix("offstage: error: " + message), "\(result.stderr)")
         }
@@ -447,6 +448,17 @@ struct CLITests {
             let reply = try #require(try follower.receive())
             #expect(reply["ok"] == true && reply["result"] == .array([]), "\(filter): \(reply)")
             #expect((reply["waiting"]?.boolValue ?? false) == waiting, "\(filter): \(reply)")
+        }
+        // A name no bundle id could be is not waited for (for good).
+        for (filter, refusal) in [
+            ("", "events: the app filter is empty; give a bundle id or the last part of one"),
+            ("a..b", "no app a..b is installed or in the event log"),
+        ] {
+            let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
+            try follower.setReceiveTimeout(.seconds(10))
+            try follower.send(["command": "events", "follow": true, "appFilter": .string(filter)])
+            let reply = try #require(try follower.receive())
+            #expect(reply["ok"] == false && reply["error"]?.stringValue == refusal, "\(filter): \(reply)")
         }
         await test.stop()
     }

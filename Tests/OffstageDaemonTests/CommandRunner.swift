@@ -21,13 +21,16 @@ let commandLimit: Duration = .seconds(90)
 
 /// Runs the built `offstage` binary as a user would, to its end (or until
 /// `limit`, when it is killed and its status says SIGKILL).
-/// - Parameter environment: added to (or replacing in) this process's environment.
-func runOffstage(_ arguments: [String], environment: [String: String] = [:], within limit: Duration = commandLimit) throws
-    -> CommandRun
-{
+/// - Parameters:
+///   - environment: added to (or replacing in) this process's environment.
+///   - directory: the command's working directory (this process's by default).
+func runOffstage(
+    _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil, within limit: Duration = commandLimit
+) throws -> CommandRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe()
     let err = Pipe()

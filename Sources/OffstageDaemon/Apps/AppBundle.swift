@@ -71,15 +71,8 @@ public struct AppBundle: Sendable, Equatable {
             return flag
         }
         let bundleID = try string("CFBundleIdentifier", required: true)!
-        guard bundleID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
-            throw DaemonError(
-                .badPlist, "\(plistPath): CFBundleIdentifier \"\(bundleID)\" may hold only letters, digits, '.', '-' and '_'")
-        }
-        // The id names the app's container and log: "." or ".." would be a directory above them.
-        guard !bundleID.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
-            throw DaemonError(
-                .badPlist,
-                "\(plistPath): CFBundleIdentifier \"\(bundleID)\" has an empty part (it starts or ends with '.' or has '..')")
+        if let problem = Self.bundleIDProblem(bundleID) {
+            throw DaemonError(.badPlist, "\(plistPath): CFBundleIdentifier \"\(bundleID)\" \(problem)")
         }
         var modes: Set<BackgroundMode> = []
         if let raw = info["UIBackgroundModes"] {
@@ -116,6 +109,20 @@ public struct AppBundle: Sendable, Equatable {
     /// search paths.
     /// - Parameter namedBy: where the name comes from (the plist's path, or
     ///   `--executable`), for the error.
+    /// Why `id` cannot be a bundle id, if it cannot: it may hold only
+    /// letters, digits, `.`, `-` and `_`, with no empty part (the id names
+    /// the app's container and log: "." or ".." would be a directory above
+    /// them).
+    public static func bundleIDProblem(_ id: String) -> String? {
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
+            return "may hold only letters, digits, '.', '-' and '_'"
+        }
+        guard !id.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+            return "has an empty part (it starts or ends with '.' or has '..')"
+        }
+        return nil
+    }
+
     static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], namedBy: String) throws
         -> String
     {

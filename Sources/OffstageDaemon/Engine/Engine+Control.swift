@@ -350,11 +350,13 @@ extension Engine {
     /// installed later (a bundle id needs no dot).
     func resolveAppFilter(_ name: String?, following: Bool) throws -> (app: String?, known: Bool) {
         guard let name, bundles[name] == nil else { return (name, true) }
+        guard !name.isEmpty else { throw DaemonError(.badRequest, "events: the app filter is empty; give a bundle id or the last part of one") }
         var known = Set(bundles.keys)
         for event in log.events { if let app = event.app { known.insert(app) } }
         if known.contains(name) { return (name, true) }
         let matches = known.filter { AppNaming.lastPart(of: $0) == name }.sorted()
-        if matches.isEmpty, following { return (name, false) }
+        // Only a name that could be one: a typo such as "" waited for good.
+        if matches.isEmpty, following, AppBundle.bundleIDProblem(name) == nil { return (name, false) }
         guard matches.count == 1 else {
             throw DaemonError(
                 .unknownApp,
