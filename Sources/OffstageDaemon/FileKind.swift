@@ -25,3 +25,10 @@ public enum FileKind: Sendable, Equatable {
         }
     }
 }
+
+/// The size of the file at `path` in bytes, following links; nil when
+/// nothing is there.
+public func fileSize(atPath path: String) -> Int? {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : nil
+}

@@ -166,8 +166,8 @@ public final class LineSocket {
                 // Readable: data, the end of the stream, or an error the read reports.
                 guard awaitReadable(fd, within: deadline - .now) else { throw SystemCallError(call: "read", errno: EAGAIN) }
             } else if waitsInPoll {
-                var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                try syscall("poll") { poll(&readable, 1, -1) }
+                // An error of poll's own is the read's to report.
+                _ = awaitReadable(fd, within: nil)
             }
             let count = try scratch.withUnsafeMutableBytes { raw in
                 try syscall("read") { read(fd, raw.baseAddress!, raw.count) }

@@ -53,6 +53,19 @@ struct PersistenceTests {
         await second.stop()
     }
 
+    /// The seq is recorded at each spawn too: a daemon that crashed left
+    /// only its start's record, and a log moved away after the crash let the
+    /// next one hand out the seqs since again.
+    @Test func theSeqIsRecordedAtEachSpawn() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let atStart = try await test.daemon.engine.submit { try $0.store.lastSeq() }.get()
+        _ = try await test.launchStateLab()
+        let atSpawn = try await test.daemon.engine.submit { try $0.store.lastSeq() }.get()
+        #expect(atSpawn > atStart)
+        await test.stop()
+    }
+
     /// A store cut to nothing is refused: SQLite took it for a new one, and
     /// every installed app was forgotten without a word. A failed store
     /// write is an error event (a process not recorded would not be reaped

@@ -25,10 +25,7 @@ public struct AppProcessHost: Sendable {
     public func logPath(for bundleID: String) -> String { dataDirectory + "/logs/" + bundleID + ".log" }
 
     /// The size of the app's log (0 while it has none).
-    public func logSize(for bundleID: String) -> Int {
-        var info = stat()
-        return stat(logPath(for: bundleID), &info) == 0 ? Int(info.st_size) : 0
-    }
+    public func logSize(for bundleID: String) -> Int { fileSize(atPath: logPath(for: bundleID)) ?? 0 }
 
     /// The last line the app wrote to its log from `offset` on, looked for
     /// in the last 4 KiB and cut to 300 characters, its control characters

@@ -21,7 +21,7 @@ public final class AppStore: Sendable {
     public init(path: String) throws {
         // SQLite takes an empty file for a new database: a store cut to
         // nothing (a full disk, a stray `: >`) forgot every app in silence.
-        if path != ":memory:", FileKind(atPath: path) == .regular, Self.size(of: path) == 0 {
+        if path != ":memory:", FileKind(atPath: path) == .regular, fileSize(atPath: path) == 0 {
             throw DaemonError(
                 .storage, "the store \(path) is empty (cut short?): opened, it would forget every installed app; move it away to start afresh")
         }
@@ -40,11 +40,6 @@ public final class AppStore: Sendable {
         } catch {
             throw DaemonError(.storage, "cannot open the store at \(path): \(Self.describe(error))")
         }
-    }
-
-    private static func size(of path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : -1
     }
 
     /// An error in one line: GRDB's description of a failed statement

@@ -272,7 +272,13 @@ public final class Engine {
                 onExit: { status in handle.processExited(app, launch: launch, status: status) })
             processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil)
             tokens[token] = (app, launch)
-            if let ticks = AppProcessHost.startTicks(of: pid) { storeWrite { try store.recordProcess(app, pid: pid, startTicks: ticks) } }
+            // The seq too: a daemon that crashes then leaves a record near its last.
+            if let ticks = AppProcessHost.startTicks(of: pid) {
+                storeWrite {
+                    try store.recordProcess(app, pid: pid, startTicks: ticks)
+                    try store.recordLastSeq(log.lastSeq)
+                }
+            }
             return []
         } catch {
             return board.spawnFailed(app, launch: launch, reason: "\(error)", at: now)
