@@ -18,11 +18,13 @@ public enum GPSDControl {
     }
 
     /// Removes a device from a gpsd through its control socket (`-PATH`).
-    public static func removeDevice(_ path: String, controlSocket: String) throws {
-        try command("-\(path)\n", controlSocket: controlSocket)
+    /// - Parameter limit: how long to wait for gpsd's answer (an undo
+    ///   made with signals put off wants a short one).
+    public static func removeDevice(_ path: String, controlSocket: String, within limit: Duration = .seconds(30)) throws {
+        try command("-\(path)\n", controlSocket: controlSocket, within: limit)
     }
 
-    private static func command(_ text: String, controlSocket: String) throws {
+    private static func command(_ text: String, controlSocket: String, within limit: Duration = .seconds(30)) throws {
         let fd = try LocationSocket.connectUnix(path: controlSocket)
         defer { close(fd) }
         try LocationSocket.send(fd, text)
@@ -35,7 +37,7 @@ public enum GPSDControl {
         // gpsd serves control connections one at a time, and an add with
         // -n probes the device for about 3 s before it answers: a command
         // queued behind a few others waits that long for each.
-        _ = LocationSocket.readLines(fd, until: .now + .seconds(30)) { line in
+        _ = LocationSocket.readLines(fd, until: .now + limit) { line in
             answer = line
             return true
         }

@@ -58,7 +58,9 @@ public struct GPSDLocationSource: LocationSource {
 
     /// How long a connected gpsd may take to confirm the watch; past it the
     /// program on the port is taken for something else.
-    static let watchAnswerLimit: Duration = .seconds(5)
+    /// gpsd answers nobody while it probes a device being added (about
+    /// 3 s each, one at a time), so this allows for a few adds queued.
+    static let watchAnswerLimit: Duration = .seconds(10)
 
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {

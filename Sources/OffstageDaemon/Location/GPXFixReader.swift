@@ -133,9 +133,18 @@ public struct GPXFixReader: Sendable {
         static func extensionValue(_ text: String, at path: [Substring]) -> (name: String, value: Double)? {
             guard let name = path.last, name == "speed" || name == "course", path.first == "extensions",
                 path.count == 2 || (path.count == 3 && path[1].hasSuffix("TrackPointExtension")),
-                let value = LocationNumber.decimal(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
+                let value = motion(String(name), text)
             else { return nil }
-            return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? (String(name), value) : nil
+            return (String(name), value)
+        }
+
+        /// A `speed` or `course` value: a decimal number in its range, or
+        /// nil (left out, the point staying good), in extensions as in GPX
+        /// 1.0's own elements.
+        static func motion(_ name: String, _ text: String) -> Double? {
+            guard let value = LocationNumber.decimal(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
+            else { return nil }
+            return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? value : nil
         }
 
         static func local(_ name: String) -> Substring {
@@ -234,18 +243,15 @@ public struct GPXFixReader: Sendable {
             if let text = fields["ele"], !text.isEmpty, LocationNumber.decimal(text) == nil {
                 return try checker.issue(line: pointLine, "<ele> \"\(text)\" is not a number")
             }
-            /// GPX 1.0's own <speed> or <course>, as those in extensions: one
-            /// that is not a number or out of range is left out, and the
-            /// point stays good (a bad one dropped the point).
-            func own(_ key: String, within range: ClosedRange<Double>) -> Double? {
-                fields[key].flatMap(LocationNumber.decimal).flatMap { range.contains($0) ? $0 : nil }
-            }
+            // GPX 1.0's own <speed> or <course>, as those in extensions: one
+            // that is not a number or out of range is left out, and the
+            // point stays good (a bad one dropped the point).
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
                 altitude: fields["ele"].flatMap(LocationNumber.decimal),
                 // A point's own <speed> and <course> (GPX 1.0) win over its extensions'.
-                speed: own("speed", within: LocationFix.speedRange) ?? extensionValues["speed"],
-                course: own("course", within: LocationFix.courseRange) ?? extensionValues["course"])
+                speed: fields["speed"].flatMap { Self.motion("speed", $0) } ?? extensionValues["speed"],
+                course: fields["course"].flatMap { Self.motion("course", $0) } ?? extensionValues["course"])
             if let accepted = try checker.accept(fix, line: pointLine) {
                 previous = accepted
                 try body(accepted)

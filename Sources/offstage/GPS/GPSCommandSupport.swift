@@ -113,8 +113,9 @@ final class GPSDFeedTarget {
                 do {
                     try GPSDControl.addDevice(pty.devicePath, controlSocket: control)
                 } catch {
-                    // An add that came too late is still carried out: undo it.
-                    try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control)
+                    // An add that came too late is still carried out: undo it
+                    // (briefly: ^C waits until this returns).
+                    try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control, within: .seconds(5))
                     throw CommandError("cannot add a device to the gpsd at \(endpoint) through \(control): \(error) (is gpsd running with -F \(control)?)")
                 }
                 return TerminationSignals.onTermination { _ in try? GPSDControl.removeDevice(pty.devicePath, controlSocket: control) }

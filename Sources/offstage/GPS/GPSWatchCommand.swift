@@ -57,8 +57,8 @@ struct GPSWatchCommand: AsyncParsableCommand {
         var s = "\(LocationTimeFormat.iso8601(x.time))  \(NMEAFixWriter.decimal(x.latitude, 7))  \(NMEAFixWriter.decimal(x.longitude, 7))"
         if let a = x.altitude { s += "  alt \(NMEAFixWriter.decimal(a, 1)) m" }
         if let v = x.speed { s += "  \(NMEAFixWriter.decimal(v, 2)) m/s" }
-        // Two decimals: 359.99° showed as 360.0°.
-        if let c = x.course { s += "  \(NMEAFixWriter.decimal(c, 2))°" }
+        // Two decimals, and 359.995° and above as 0.00° (it showed 360.0°).
+        if let c = x.course { s += "  \(NMEAFixWriter.decimal(c >= 359.995 ? 0 : c, 2))°" }
         if let d = f.device { s += "  \(d)" }
         return s
     }
