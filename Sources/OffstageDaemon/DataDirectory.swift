@@ -70,6 +70,8 @@ final class DataDirectoryLock: Sendable {
         // lock file while it holds the lock: one locked meanwhile through
         // the old name is no lock, and is taken again under the new one.
         for attempt in 1...3 {
+            // The one that gave it up may have removed the directory it made.
+            if attempt > 1 { _ = try? makeDirectory(directory, for: "data directory") }
             fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
                 let error = errno

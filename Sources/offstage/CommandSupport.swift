@@ -45,7 +45,10 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         throw error
     } catch let error as LocationFixtureError {
         // The points skipped before a read stopped are warned of first, as they would have been.
-        for issue in error.skippedBefore { printError("offstage: warning: \(issue)") }
+        var before = LocationReadSummary()
+        before.issues = error.skippedBefore
+        before.skipped = error.skippedBefore.count
+        reportIssues(before)
         printError("offstage: error: \(error)")
         throw ExitCode.failure
     } catch {

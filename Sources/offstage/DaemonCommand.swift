@@ -4,10 +4,11 @@ import Logging
 import OffstageCore
 import OffstageDaemon
 import ServiceLifecycle
+import UnixSignals
 
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM, SIGINT or SIGHUP (unless started ignoring it, as nohup does).")
+        commandName: "daemon", abstract: "Run the Offstage daemon until SIGTERM, SIGINT or SIGHUP (the last two unless ignored at its start, as nohup does SIGHUP).")
 
     @Option(help: "The clock: real (wall clock) or virtual (moves only with `offstage clock advance`).")
     var clock: String = "real"
@@ -46,6 +47,15 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
+    /// SIGTERM, and SIGINT and SIGHUP (a closed terminal: it killed the
+    /// daemon with no daemonStopped and left its sockets behind) unless
+    /// ignored at the start, as `nohup offstage daemon &` leaves SIGHUP and
+    /// a script's `offstage daemon &` SIGINT: a Dispatch signal source
+    /// would catch them anyway.
+    static func shutdownSignals() -> [UnixSignal] {
+        [UnixSignal.sigterm] + [(SIGINT, UnixSignal.sigint), (SIGHUP, .sighup)].filter { !isIgnored($0.0) }.map(\.1)
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "offstage.daemon")
@@ -59,12 +69,7 @@ struct DaemonCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: DaemonService(configuration: configuration, logger: logger))],
-                // SIGHUP too (a closed terminal: it killed the daemon with no
-                // daemonStopped and left its sockets behind), unless it was
-                // ignored at the start (`nohup offstage daemon &`): a
-                // Dispatch signal source would catch it anyway.
-                gracefulShutdownSignals: isIgnored(SIGHUP) ? [.sigterm, .sigint] : [.sigterm, .sigint, .sighup],
-                logger: logger))
+                gracefulShutdownSignals: Self.shutdownSignals(), logger: logger))
         do {
             try await group.run()
         } catch let error as DaemonError {

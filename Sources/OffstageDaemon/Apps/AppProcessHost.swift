@@ -40,9 +40,9 @@ public struct AppProcessHost: Sendable {
         guard let data = try? file.readToEnd() else { return nil }
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
         guard let last = lines.last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
-        // Shown on a terminal: an app's colours or binary output must not drive it.
-        let line = visibleText(last.trimmingCharacters(in: .whitespaces))
-        return line.count > 300 ? line.prefix(300) + "…" : line
+        // Cut, then shown on a terminal: an app's colours or binary output must not drive it.
+        let line = last.trimmingCharacters(in: .whitespaces)
+        return visibleText(String(line.prefix(300))) + (line.count > 300 ? "…" : "")
     }
 
     /// Creates the container directories (idempotent).

@@ -12,7 +12,7 @@ import Synchronization
 /// (after `RMC`, then after `GGA`), the first report holding the values
 /// of the epoch before for what its sentence lacks: a fix is held (see
 /// ``EpochHold``) until its device reports another time or
-/// ``epochQuietPeriod`` after its first report, and the last report of its
+/// ``epochWindow`` after its first report, and the last report of its
 /// time stands. When gpsd goes away the source reports
 /// ``LocationSourceEvent/disconnected(_:)`` and reconnects with backoff.
 /// ``LocationSourceEvent/connected(_:)`` comes once gpsd has confirmed the
@@ -54,7 +54,7 @@ public struct GPSDLocationSource: LocationSource {
 
     /// How long after its first report an epoch counts as complete (gpsd's
     /// reports of one epoch come together).
-    static let epochQuietPeriod: Duration = .milliseconds(50)
+    static let epochWindow: Duration = .milliseconds(50)
 
     /// How long a connected gpsd may take to confirm the watch; past it the
     /// program on the port is taken for something else.
@@ -65,7 +65,7 @@ public struct GPSDLocationSource: LocationSource {
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
         var delay = reconnect.initialDelay
-        var hold = EpochHold(period: Self.epochQuietPeriod)
+        var hold = EpochHold(period: Self.epochWindow)
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
         let messageCapacity = 16_384
@@ -89,8 +89,12 @@ public struct GPSDLocationSource: LocationSource {
                     reason = "\(endpoint) did not answer the watch as gpsd does within \(Self.watchAnswerLimit) (is it gpsd?)"
                     break
                 }
-                // Due whatever else gpsd sends meanwhile (other devices, SKY).
-                for fix in hold.due(at: .now) { yield(.fix(fix)) }
+                // Due whatever else gpsd sends meanwhile (other devices, SKY),
+                // but only once what gpsd has sent is read: the rest of an
+                // epoch may be waiting in the socket after a slow turn.
+                if hold.timeUntilDue(at: .now).map({ $0 <= .zero }) == true, !gps_waiting(data, 0) {
+                    for fix in hold.due(at: .now) { yield(.fix(fix)) }
+                }
                 let wait = hold.timeUntilDue(at: .now).map { Int32(max(0, $0 / .microseconds(1)).rounded(.up)) } ?? 100_000
                 errno = 0
                 guard gps_waiting(data, wait) else {

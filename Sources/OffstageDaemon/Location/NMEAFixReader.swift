@@ -2,7 +2,7 @@ import OffstageCore
 
 /// Reads fixes from an NMEA 0183 log: `GGA` and `RMC` from any talker,
 /// checksums verified, one fix per epoch (sentences with the same time of
-/// day are merged; a second of one type at another place starts the next). `RMC` gives the date; a `GGA` with no date known yet
+/// day are merged; a second of one type from the same talker starts the next). `RMC` gives the date; a `GGA` with no date known yet
 /// uses ``LocationFixtureReadOptions/assumedNMEADate`` or is reported.
 /// Other sentence types and sentences without a fix (`RMC` status `V`,
 /// `GGA` quality 0) are ignored, not errors.
@@ -27,13 +27,13 @@ public struct NMEAFixReader: Sendable {
         var speed: Double?
         var course: Double?
         var accuracy: Double?
-        /// The sentence types the epoch has: a second of one type at another
-        /// place starts a new epoch, whatever its time (fixes a day apart at
-        /// the same time of day, GGA then RMC each, were merged into one
-        /// another); at the same place it is the same fix from another
-        /// talker (`$GPGGA` and `$GNGGA` of one epoch).
-        var hasGGA = false
-        var hasRMC = false
+        /// The talkers whose `GGA` and `RMC` the epoch has: a second of one
+        /// type from the same talker starts a new epoch, whatever its time
+        /// (fixes a day apart at the same time of day, GGA then RMC each,
+        /// were merged into one another); from another talker it is the
+        /// same fix (`$GPGGA` and `$GNGGA` of one epoch).
+        var ggaTalkers: [Substring] = []
+        var rmcTalkers: [Substring] = []
         /// The first of the epoch's sentences with a value out of range
         /// (its line and what is wrong): the epoch is bad input there.
         var problem: (line: Int, message: String)?
@@ -194,7 +194,7 @@ public struct NMEAFixReader: Sendable {
             }
             if let p = pending,
                 p.timeOfDay != tod || (days != nil && p.days != nil && p.days != days)
-                    || ((isRMC ? p.hasRMC : p.hasGGA) && (abs(p.latitude - lat) > 1e-7 || abs(p.longitude - lon) > 1e-7))
+                    || (isRMC ? p.rmcTalkers : p.ggaTalkers).contains(sentence.talker)
             {
                 try flush(p)
                 pending = nil
@@ -205,11 +205,11 @@ public struct NMEAFixReader: Sendable {
             var values = LocationFix(latitude: lat, longitude: lon, time: 0)
             if isRMC {
                 epoch.days = days
-                epoch.hasRMC = true
+                epoch.rmcTalkers.append(sentence.talker)
                 values.speed = parsed[0].map { $0 * 1852 / 3600 }
                 values.course = parsed[1]
             } else {
-                epoch.hasGGA = true
+                epoch.ggaTalkers.append(sentence.talker)
                 values.horizontalAccuracy = parsed[0].map { $0 * NMEAFixWriter.metresPerHDOP }
                 values.altitude = parsed[1]
             }

@@ -122,9 +122,10 @@ final class GPSDFeedTarget {
             }
             controlSocket = control
             privateGPSD = nil
-            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
+            // gpsd answers nobody while it probes another's device (about 3 s each).
+            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port, timeout: gpsdAnswerLimit) else {
                 close()
-                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within 5 s")
+                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within \(gpsdAnswerLimit.components.seconds) s")
             }
             // After the activation: gpsd flushes the device while probing it.
             try pty.write(NMEAFixWriter.primer)
@@ -155,6 +156,11 @@ final class GPSDFeedTarget {
         privateGPSD?.stopAndRemove()
     }
 }
+
+/// How long a command waits for gpsd to open its device or answer its
+/// watch: gpsd answers nobody while it probes a device being added (about
+/// 3 s each, one at a time), so commands started together wait in turn.
+let gpsdAnswerLimit: Duration = .seconds(15)
 
 /// Counts the fixes gpsd reports for one device (to show delivery).
 final class GPSDDeliveryCounter: Sendable {

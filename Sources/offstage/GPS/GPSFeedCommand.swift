@@ -59,7 +59,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
             defer { gpsd.close() }
             let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
             defer { counter.cancel() }
-            guard await counter.wait(timeout: .seconds(5), until: { $0.isConnected }) else {
+            guard await counter.wait(timeout: gpsdAnswerLimit, until: { $0.isConnected }) else {
                 throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
             }
             let display = ProgressDisplay(enabled: !quiet)

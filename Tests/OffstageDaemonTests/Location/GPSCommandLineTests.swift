@@ -199,8 +199,10 @@ import OffstageCore
     /// A gpsd that goes away mid-feed (a restarted one has forgotten the
     /// device) ends the feed in one line: it went on to the end of the
     /// fixture without a word, and at `max`, where the terminal is full,
-    /// it waited for good on a write nobody would read.
-    @Test(.timeLimit(.minutes(1)), arguments: [("10", 600), ("max", 150_000)])
+    /// it waited for good on a write nobody would read. gpsd is frozen first
+    /// (SIGSTOP), so the feed cannot finish before it is killed: it fills
+    /// the terminal, at max, and waits.
+    @Test(.timeLimit(.minutes(2)), arguments: [("10", 600), ("max", 300_000)])
     func aFeedWhoseGPSDGoesAwayStops(speed: String, count: Int) async throws {
         let dir = try makeTemporaryDirectory()
         let start = 1_714_550_400.0
@@ -215,7 +217,14 @@ import OffstageCore
         ])
         // Under way: gpsd has reported a fix of the feed.
         try #require(await watcher.until { !$0.fixes.isEmpty })
-        gpsd.stop()
+        let freeze = Process()
+        freeze.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+        freeze.arguments = ["-STOP", "-f", "gpsd .*-S \(gpsd.endpoint.port) "]
+        try freeze.run()
+        freeze.waitUntilExit()
+        #expect(freeze.terminationStatus == 0, "no gpsd to freeze")
+        #expect(feed.process.isRunning, "the feed ended before gpsd was stopped")
+        gpsd.kill()
         let (status, stderr) = feed.finish()
         #expect(status == 1)
         #expect(stderr.contains("offstage: error: gpsd at \(gpsd.endpoint) went away after reporting "), "\(stderr)")

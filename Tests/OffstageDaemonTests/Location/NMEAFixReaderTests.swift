@@ -41,6 +41,19 @@ import Testing
         #expect(fixes.map(\.latitude) == [10, 11, 12] && fixes.map(\.altitude) == [1, 2, 3])
     }
 
+    /// Fixes a day apart at one place and one time of day stay apart too:
+    /// GGA-only input with --nmea-date was folded into one fix in silence.
+    @Test func fixesADayApartAtOnePlaceStayApart() throws {
+        let dir = try makeTemporaryDirectory()
+        let gga = (1...3).map { day in nmea("GPGGA,120000.000,4851.0,N,00221.0,E,1,08,1.0,3\(day).0,M,0.0,M,,") }
+        var options = LocationFixtureReadOptions()
+        options.assumedNMEADate = 1_714_521_600  // 2024-05-01
+        let (fixes, summary) = try readAll(try write(gga.joined(separator: "\n") + "\n", to: "place.nmea", in: dir), options: options)
+        // Each GGA is its own epoch; without a date to tell, days 2 and 3 are not later.
+        #expect(fixes.map(\.altitude) == [31])
+        #expect(summary.skipped == 2, "\(summary.issues)")
+    }
+
     /// A receiver of several systems writes one epoch's GGA (or RMC) once
     /// per talker, `$GPGGA` and `$GNGGA`: one fix, in either order, without
     /// a bad line.
