@@ -523,6 +523,23 @@ struct CLITests {
         #expect(bad.status == 64 && bad.stderr.hasPrefix("offstage: error: --after takes a seq from 0 to 2^53 (got 9223372036854775807)"))
     }
 
+    /// The next daemon's `notRunning` of an app a killed daemon left says
+    /// what state it left it in (`from`, as every other state event has),
+    /// from the log it reads back.
+    @Test func anAppLeftByAKilledDaemonIsLoggedWithItsLastState() throws {
+        let directory = try temporaryDirectory()
+        let (first, socket) = try startedDaemon(in: directory)
+        #expect(try offstage(["install", Paths.sample("StateLab")] + socket).status == 0)
+        #expect(try offstage(["launch", stateLab] + socket).status == 0)
+        kill(first.process.processIdentifier, SIGKILL)
+        _ = first.finish()
+        let (second, _) = try startedDaemon(in: directory)
+        defer { stop(second) }
+        let lines = try offstage(["events", "--json", "--app", stateLab] + socket).stdout.split(separator: "\n")
+        let last = try JSONValue(parsing: String(try #require(lines.last)))
+        #expect(last["name"] == "notRunning" && last["detail"] == ["from": "active", "reason": "daemonDied"], "\(last)")
+    }
+
     /// A daemon started ignoring SIGHUP (`nohup offstage daemon &`) keeps
     /// running when its terminal closes: a Dispatch signal source would
     /// catch the signal anyway were it among the shutdown signals.

@@ -137,8 +137,15 @@ public final class Engine {
                 host.terminate(pid)
                 record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
             }
-            // The dead daemon's last state of the app is not kept: only why it ended.
-            record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue, detail: ["reason": "daemonDied"]))
+            // `from` as every other state event has it: the dead daemon's last
+            // state of the app, as its log (read back) says, when it does.
+            var detail: [String: JSONValue] = ["reason": "daemonDied"]
+            if let last = log.events.last(where: { $0.app == bundleID && $0.kind == .state }),
+                last.name != AppState.notRunning.rawValue
+            {
+                detail["from"] = .string(last.name)
+            }
+            record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue, detail: .object(detail)))
             storeWrite { try store.forgetProcess(bundleID) }
         }
     }
