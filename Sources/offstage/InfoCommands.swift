@@ -55,6 +55,12 @@ struct EventsCommand: ParsableCommand {
         try client.send(.object(request), on: socket)
         let reply = try client.receiveReply(on: socket)
         let events = try client.result(of: reply).arrayValue ?? []
+        // Past the daemon's window (the latest 100,000 events, and 4 MiB of
+        // the log read back at its start), events were skipped without a word.
+        if app == nil, after > 0, let first = events.first?["seq"]?.intValue, first > after + 1 {
+            printError(
+                "offstage: warning: events \(after + 1) to \(first - 1) are no longer in the daemon's memory; the data directory's events.jsonl has them")
+        }
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
         let installed = json ? [] : client.lookUp(["command": "apps"])?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []

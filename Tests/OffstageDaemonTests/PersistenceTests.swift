@@ -53,6 +53,27 @@ struct PersistenceTests {
         await second.stop()
     }
 
+    /// `events --after N` below the window a restarted daemon read back
+    /// (the log's last 4 MiB) says the events it skips are in the log: they
+    /// were skipped without a word.
+    @Test func eventsAfterASeqNoLongerKeptSaySo() async throws {
+        let directory = try temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        var log = ""
+        for seq in 1...70_000 {
+            log += Event(seq: seq, time: 0, app: nil, kind: .system, name: "tick", detail: .emptyObject).json.jsonText + "\n"
+        }
+        try log.write(toFile: directory + "/data/events.jsonl", atomically: true, encoding: .utf8)
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        let first = try #require(try await test.events().first?.seq)
+        #expect(first > 11)
+        let run = try runOffstage(["events", "--after", "10", "--socket", directory + "/control.sock"])
+        #expect(run.status == 0)
+        #expect(run.stderr == "offstage: warning: events 11 to \(first - 1) are no longer in the daemon's memory; the data directory's events.jsonl has them\n")
+        await test.stop()
+    }
+
     /// The seq is recorded at each spawn too: a daemon that crashed left
     /// only its start's record, and a log moved away after the crash let the
     /// next one hand out the seqs since again.
