@@ -523,6 +523,33 @@ struct CLITests {
         #expect(bad.status == 64 && bad.stderr.hasPrefix("offstage: error: --after takes a seq from 0 to 2^53 (got 9223372036854775807)"))
     }
 
+    /// Blank lines from an app are skipped: a doubled newline (Python's
+    /// print of a line ending in "\n") was an unreadable message that
+    /// killed the app.
+    @Test func blankLinesFromAnAppAreSkipped() throws {
+        let directory = try temporaryDirectory()
+        let app = try scriptApp(
+            "com.example.Blank", in: directory,
+            script: """
+            #!/usr/bin/env python3
+            import json, os, socket
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n\\n").encode())
+            for line in s.makefile():
+                message = json.loads(line)
+                if message.get("type") == "callback":
+                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n \\r\\n").encode())
+            """)
+        let (running, socket) = try startedDaemon(in: directory)
+        defer { stop(running) }
+        #expect(try offstage(["install", app] + socket).status == 0)
+        let launch = try offstage(["launch", "com.example.Blank"] + socket)
+        #expect(launch.status == 0, "\(launch.stderr)")
+        #expect(launch.stdout == "foreground: com.example.Blank; com.example.Blank=active\n")
+        #expect(try offstage(["events", "--json"] + socket).stdout.contains("protocolViolation") == false)
+    }
+
     /// The next daemon's `notRunning` of an app a killed daemon left says
     /// what state it left it in (`from`, as every other state event has),
     /// from the log it reads back.

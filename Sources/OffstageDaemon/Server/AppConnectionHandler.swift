@@ -36,6 +36,9 @@ final class AppConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
+        // A blank line (a doubled newline: Python's print of a line that
+        // ends in "\n") says nothing; it was a violation that killed the app.
+        if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
         let engine = self.engine.value
         let message: AppMessage
         do {
