@@ -154,7 +154,7 @@ public struct DaemonService: Service {
             ])
         if !AppProcessHost.appsDieWithTheDaemon {
             logger.warning(
-                "\(AppProcessHost.setpriv) is missing (util-linux): apps are spawned without it and would outlive a daemon killed with SIGKILL")
+                "\(AppProcessHost.setprivMissing("a daemon"))")
         }
         try? await gracefulShutdown()
         logger.info("offstage daemon stopping")

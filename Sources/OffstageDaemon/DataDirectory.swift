@@ -90,9 +90,7 @@ final class DataDirectoryLock: Sendable {
                 }
                 throw DaemonError(.storage, "cannot lock \(path): \(String(cString: strerror(error)))")
             }
-            var held = stat()
-            var named = stat()
-            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev { break }
+            if isStill(fd, namedBy: path) { break }
             close(fd)
             if attempt == 3 {
                 _ = Self.lockedHere.withLock { $0.remove(key) }

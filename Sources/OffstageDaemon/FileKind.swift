@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -31,4 +33,33 @@ public enum FileKind: Sendable, Equatable {
 public func fileSize(atPath path: String) -> Int? {
     var info = stat()
     return stat(path, &info) == 0 ? Int(info.st_size) : nil
+}
+
+/// Whether the open file `descriptor` is still the one `path` names: a
+/// lock taken on a file its holder removed meanwhile is no lock, since the
+/// next opener of the name gets another file.
+public func isStill(_ descriptor: Int32, namedBy path: String) -> Bool {
+    var opened = stat()
+    var named = stat()
+    return fstat(descriptor, &opened) == 0 && stat(path, &named) == 0
+        && opened.st_ino == named.st_ino && opened.st_dev == named.st_dev
+}
+
+/// The last `count` bytes of the file at `path`, none before `offset`,
+/// and whether they start a line (they start the file, or the byte before
+/// them is a newline); nil when the file cannot be read.
+func fileTail(atPath path: String, count: Int, from offset: Int = 0) -> (bytes: Data, startsLine: Bool)? {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? handle.close() }
+    guard let size = try? handle.seekToEnd() else { return nil }
+    let start = max(UInt64(max(offset, 0)), size > UInt64(count) ? size - UInt64(count) : 0)
+    guard start < size else { return (Data(), true) }
+    // One byte more, before the start, tells whether a line starts there.
+    guard (try? handle.seek(toOffset: start > 0 ? start - 1 : 0)) != nil, var data = try? handle.readToEnd() else { return nil }
+    var startsLine = true
+    if start > 0, let before = data.first {
+        startsLine = before == UInt8(ascii: "\n")
+        data = data.dropFirst()
+    }
+    return (data, startsLine)
 }

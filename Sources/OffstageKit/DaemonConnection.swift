@@ -38,7 +38,7 @@ final class DaemonConnection: @unchecked Sendable {
         defer { writeLock.unlock() }
         do {
             try socket.send(bytes)
-        } catch let error as SystemCallError where error.errno == EPIPE || error.errno == ECONNRESET {
+        } catch let error as SystemCallError where error.isHangUp {
             // The daemon is gone: an app ends with it, as when it reads the
             // end of the stream (a write used to die of SIGPIPE here).
             exit(0)

@@ -13,6 +13,9 @@ public struct SystemCallError: Error, Equatable, CustomStringConvertible {
         self.errno = errno
     }
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+
+    /// The peer went away: a reset, or a write to a closed connection.
+    public var isHangUp: Bool { errno == ECONNRESET || errno == EPIPE }
 }
 
 /// Runs a system call, retrying on `EINTR`, turning `-1` into ``SystemCallError``.

@@ -45,10 +45,7 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         throw error
     } catch let error as LocationFixtureError {
         // The points skipped before a read stopped are warned of first, as they would have been.
-        var before = LocationReadSummary()
-        before.issues = error.skippedBefore
-        before.skipped = error.skippedBefore.count
-        reportIssues(before)
+        reportIssues(error.readBefore)
         printError("offstage: error: \(error)")
         throw ExitCode.failure
     } catch {

@@ -40,7 +40,7 @@ struct ClientOptions: ParsableArguments {
     func send(_ request: JSONValue, on client: LineSocket) throws {
         do {
             try client.send(request)
-        } catch let error as SystemCallError where Self.isHangUp(error) {
+        } catch let error as SystemCallError where error.isHangUp {
             fail("the daemon closed the connection before taking the command")
         }
     }
@@ -55,8 +55,6 @@ struct ClientOptions: ParsableArguments {
         return reply["result"]
     }
 
-    /// The daemon went away under the command: a reset or a broken pipe.
-    static func isHangUp(_ error: SystemCallError) -> Bool { error.errno == ECONNRESET || error.errno == EPIPE }
 
     /// Connects; reading the reply may take up to `--timeout` from now, in all.
     func connect() throws -> LineSocket {
@@ -88,7 +86,7 @@ struct ClientOptions: ParsableArguments {
             fail(
                 "no reply from the daemon on \(socket) within \(timeout) (is it stopped or hung?); "
                     + "--timeout waits longer, 0 for good")
-        } catch let error as SystemCallError where Self.isHangUp(error) {
+        } catch let error as SystemCallError where error.isHangUp {
             // A daemon stopping resets connections with unread data; it was
             // a raw "Error: read: Connection reset by peer".
             fail("the daemon closed the connection without replying")

@@ -45,7 +45,7 @@ struct EventsCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
-        if after < 0 || after > 1 << 53 { throw ValidationError("--after takes a seq from 0 to 2^53 (got \(after))") }
+        if after < 0 || after > EventLog.largestSeq { throw ValidationError("--after takes a seq from 0 to 2^53 (got \(after))") }
     }
 
     func run() throws {

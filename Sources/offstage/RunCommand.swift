@@ -68,7 +68,7 @@ struct RunCommand: AsyncParsableCommand {
             fail(error.description)
         }
         if !AppProcessHost.appsDieWithTheDaemon {
-            printError("offstage: warning: \(AppProcessHost.setpriv) is missing (util-linux): an app stuck in a callback would outlive this run if it were killed with SIGKILL")
+            printError("offstage: warning: " + AppProcessHost.setprivMissing("this run"))
         }
         var runner = ScenarioRunner(scenario: loaded, executableSearchPaths: [executableDirectory()])
         let total = loaded.steps.count

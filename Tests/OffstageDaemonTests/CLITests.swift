@@ -366,9 +366,7 @@ struct CLITests {
         let follower = try RunningOffstage(["events", "--follow", "--app", "com.example.Gone", "--socket", path])
         var stream: LineSocket?
         for expected in ["events", "apps"] {
-            try #require(awaitReadable(listener, within: .seconds(30)), "the follower did not connect")
-            let connection = LineSocket(fd: accept(listener, nil, nil))
-            try connection.setReceiveTimeout(.seconds(30))  // a follower that never asks fails, not hangs
+            let connection = try acceptedCommand(on: listener)
             let request = try #require(try connection.receive())
             try #require(request["command"]?.stringValue == expected, "\(request)")
             if expected == "events" {
@@ -410,9 +408,7 @@ struct CLITests {
         let listener = try listeningSocket(at: path)
         defer { close(listener) }
         let command = try RunningOffstage(["status", "--socket", path, "--timeout", "500ms"])
-        try #require(awaitReadable(listener, within: .seconds(30)), "the command did not connect")
-        let connection = LineSocket(fd: accept(listener, nil, nil))
-        try connection.setReceiveTimeout(.seconds(30))
+        let connection = try acceptedCommand(on: listener)
         #expect(try connection.receive()?["command"] == "status")
         // A byte each 100 ms (never a newline) for at most 30 s, until the
         // command hangs up (its close makes the connection readable: its end).
@@ -572,12 +568,14 @@ struct CLITests {
     /// catch the signal anyway were it among the shutdown signals.
     @Test func aDaemonUnderNohupOutlivesSIGHUP() throws {
         let directory = try temporaryDirectory()
-        let socket = ["--socket", directory + "/control.sock"]
-        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket, through: "/usr/bin/nohup")
-        #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
+        let (running, socket) = try startedDaemon(in: directory, through: "/usr/bin/nohup")
         kill(running.process.processIdentifier, SIGHUP)
-        // Still there: it answers a command sent after the signal.
+        // Still there: it answers a command sent after the signal, runs on,
+        // and has logged no stop.
         #expect(try offstage(["status"] + socket).status == 0)
+        #expect(running.process.isRunning)
+        let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
+        #expect(!log.contains("\"daemonStopped\""), "\(log)")
         stop(running)
     }
 
@@ -774,14 +772,12 @@ struct CLITests {
         #expect(log.split(separator: "\n").last?.contains("daemonStopped") == true)
     }
 
-    /// Between its spawn and its launch callbacks an app is still
-    /// `notRunning`, as on iOS, but it has a process: `status` says it is
-    /// launching rather than showing a pid for an app that does not run.
-    /// `offstage daemon` on `directory`'s data and socket, once it runs;
-    /// the socket options for the commands.
-    func startedDaemon(in directory: String) throws -> (daemon: RunningOffstage, socket: [String]) {
+    /// `offstage daemon` on `directory`'s data and socket, once it runs
+    /// (run through `launcher`, such as `nohup`, when given); the socket
+    /// options for the commands.
+    func startedDaemon(in directory: String, through launcher: String? = nil) throws -> (daemon: RunningOffstage, socket: [String]) {
         let socket = ["--socket", directory + "/control.sock"]
-        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket)
+        let running = try RunningOffstage(["daemon", "--data", directory + "/data"] + socket, through: launcher)
         #expect(running.awaitLine(containing: "offstage daemon running", onStandardError: true))
         return (running, socket)
     }
@@ -821,6 +817,9 @@ struct CLITests {
         return (running, launch, socket)
     }
 
+    /// Between its spawn and its launch callbacks an app is still
+    /// `notRunning`, as on iOS, but it has a process: `status` says it is
+    /// launching rather than showing a pid for an app that does not run.
     @Test func anAppThatIsStillLaunchingIsShownSo() throws {
         let directory = try temporaryDirectory()
         let (running, launch, socket) = try launchingSleepyApp(in: directory)
@@ -956,6 +955,18 @@ struct CLITests {
 }
 
 /// A Unix socket listening at `path` (its connections wait to be accepted).
+/// The test playing a daemon: the next command's connection on
+/// `listener` (of ``listeningSocket(at:)``), whose reads give up after 30 s
+/// (a command that never asks fails the test, not hangs it).
+func acceptedCommand(on listener: Int32) throws -> LineSocket {
+    try #require(awaitReadable(listener, within: .seconds(30)), "the command did not connect")
+    let fd = accept(listener, nil, nil)
+    try #require(fd >= 0, "accept: \(String(cString: strerror(errno)))")
+    let connection = LineSocket(fd: fd)
+    try connection.setReceiveTimeout(.seconds(30))
+    return connection
+}
+
 func listeningSocket(at path: String) throws -> Int32 {
     let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_un()

@@ -104,11 +104,6 @@ public struct AppBundle: Sendable, Equatable {
             name: name, directory: directory, plistPath: plistPath, executable: resolved)
     }
 
-    /// The executable's absolute path: `name` itself when absolute, else
-    /// the first regular file of that name in the app's directory or the
-    /// search paths.
-    /// - Parameter namedBy: where the name comes from (the plist's path, or
-    ///   `--executable`), for the error.
     /// Why `id` cannot be a bundle id, if it cannot: it may hold only
     /// letters, digits, `.`, `-` and `_`, with no empty part (the id names
     /// the app's container and log: "." or ".." would be a directory above
@@ -123,6 +118,11 @@ public struct AppBundle: Sendable, Equatable {
         return nil
     }
 
+    /// The executable's absolute path: `name` itself when absolute, else
+    /// the first regular file of that name in the app's directory or the
+    /// search paths.
+    /// - Parameter namedBy: where the name comes from (the plist's path, or
+    ///   `--executable`), for the error.
     static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], namedBy: String) throws
         -> String
     {

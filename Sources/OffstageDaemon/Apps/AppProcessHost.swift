@@ -33,11 +33,7 @@ public struct AppProcessHost: Sendable {
     /// What an app that died at launch said last (a missing interpreter,
     /// an uncaught exception) says why.
     public func lastLogLine(for bundleID: String, since offset: Int) -> String? {
-        guard let file = FileHandle(forReadingAtPath: logPath(for: bundleID)) else { return nil }
-        defer { try? file.close() }
-        guard let end = try? file.seekToEnd(), end > UInt64(max(offset, 0)) else { return nil }
-        try? file.seek(toOffset: max(UInt64(max(offset, 0)), end > 4096 ? end - 4096 : 0))
-        guard let data = try? file.readToEnd() else { return nil }
+        guard let data = fileTail(atPath: logPath(for: bundleID), count: 4096, from: offset)?.bytes else { return nil }
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
         guard let last = lines.last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
         // Cut, then shown on a terminal: an app's colours or binary output must not drive it.
@@ -130,7 +126,13 @@ public struct AppProcessHost: Sendable {
     /// Whether `setpriv` is there to tie apps to the daemon (`offstage
     /// daemon` warns at its start when it is not: apps are then spawned
     /// plainly).
-    public static var appsDieWithTheDaemon: Bool { access(setpriv, X_OK) == 0 }
+    public static let appsDieWithTheDaemon = access(setpriv, X_OK) == 0
+
+    /// The warning when `setpriv` is missing, for what `killed` names (a
+    /// daemon, a run) killed with SIGKILL.
+    public static func setprivMissing(_ killed: String) -> String {
+        "\(setpriv) is missing (util-linux): apps are spawned without it, and one stuck in a callback would outlive \(killed) killed with SIGKILL"
+    }
 
     // An app leads its own process group (spawned with POSIX_SPAWN_SETPGROUP),
     // so these signal the group: processes the app started are frozen,

@@ -88,9 +88,11 @@ public final class AppStore: Sendable {
 
     /// Records the event `seq` reached.
     public func recordLastSeq(_ seq: Int) throws {
-        try write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('lastSeq', ?)", arguments: [seq])
-        }
+        try write { db in try Self.recordLastSeq(seq, in: db) }
+    }
+
+    private static func recordLastSeq(_ seq: Int, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('lastSeq', ?)", arguments: [seq])
     }
 
     /// Inserts or replaces an app, keeping its settings when it was installed before.
@@ -145,12 +147,15 @@ public final class AppStore: Sendable {
         }
     }
 
-    /// Records a live app process (pid plus its start time, so a reused pid is never mistaken for it).
-    public func recordProcess(_ bundleID: String, pid: Int32, startTicks: UInt64) throws {
+    /// Records a live app process (pid plus its start time, so a reused pid
+    /// is never mistaken for it) and, in the same transaction, the event
+    /// `seq` reached when given.
+    public func recordProcess(_ bundleID: String, pid: Int32, startTicks: UInt64, lastSeq: Int? = nil) throws {
         try write { db in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO process (bundleID, pid, startTicks) VALUES (?, ?, ?)",
                 arguments: [bundleID, Int(pid), Int64(bitPattern: startTicks)])
+            if let lastSeq { try Self.recordLastSeq(lastSeq, in: db) }
         }
     }
 

@@ -158,11 +158,7 @@ public final class PrivatePulseAudio: Sendable {
             }
             // Its holder may have removed the file (stopping) after this
             // process opened it: a lock on a name nobody sees is no lock.
-            var opened = stat()
-            var named = stat()
-            if fstat(fd, &opened) == 0, stat(path, &named) == 0, opened.st_ino == named.st_ino, opened.st_dev == named.st_dev {
-                return (fd, made)
-            }
+            if isStill(fd, namedBy: path) { return (fd, made) }
             close(fd)
         }
     }

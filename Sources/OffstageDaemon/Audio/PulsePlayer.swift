@@ -219,18 +219,14 @@ final class PulsePlayer {
                     uncorkWhenPrimed = false
                     setCorked(false)
                 }
-                if let error = take.error {
-                    if primed {
-                        // What came before the damage plays: the server holds
-                        // up to two seconds of it, which a cork now dropped.
-                        if draining == nil {
-                            failureAfterDrain = error.message
-                            draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
-                        }
-                    } else {
-                        perform([.cork] + machine.failed(error.message))
-                    }
-                } else if take.finished, draining == nil {
+                if let error = take.error, !primed {
+                    perform([.cork] + machine.failed(error.message))
+                } else if take.finished || take.error != nil, draining == nil {
+                    // At the end, or at a decoding error after audio was
+                    // written: what came before the damage plays (the server
+                    // holds up to two seconds of it, which a cork dropped),
+                    // and the failure comes when it has.
+                    failureAfterDrain = take.error?.message
                     draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
                 }
                 return

@@ -374,7 +374,7 @@ extension Engine {
     /// number and the whole log was sent) is refused.
     static func afterSeq(_ request: JSONValue) throws -> Int {
         guard let value = request["after"], value != .null else { return 0 }
-        guard let seq = value.intValue, seq >= 0, seq <= 1 << 53 else {
+        guard let seq = value.intValue, seq >= 0, seq <= EventLog.largestSeq else {
             throw DaemonError(.badRequest, "events: \"after\" must be a seq from 0 to 2^53, not \(value.jsonText)")
         }
         return seq

@@ -281,10 +281,7 @@ public final class Engine {
             tokens[token] = (app, launch)
             // The seq too: a daemon that crashes then leaves a record near its last.
             if let ticks = AppProcessHost.startTicks(of: pid) {
-                storeWrite {
-                    try store.recordProcess(app, pid: pid, startTicks: ticks)
-                    try store.recordLastSeq(log.lastSeq)
-                }
+                storeWrite { try store.recordProcess(app, pid: pid, startTicks: ticks, lastSeq: log.lastSeq) }
             }
             return []
         } catch {

@@ -141,6 +141,10 @@ public final class EventLog {
         return tail.filter { $0.app == app }
     }
 
+    /// The largest seq a request may name: JSON numbers keep integers
+    /// exactly up to 2^53 (2^63 - 1 came out as no number).
+    public static let largestSeq = 1 << 53
+
     /// The seq of the latest event (0 when none).
     public var lastSeq: Int { nextSeq - 1 }
 
@@ -162,15 +166,10 @@ public final class EventLog {
     /// in order, at most the last `limit`; lines that do not parse (a line
     /// cut short by a crash) are left out.
     static func tail(of path: String, bytes: Int, limit: Int) -> [Event] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        let start = size > UInt64(bytes) ? size - UInt64(bytes) : 0
-        try? handle.seek(toOffset: start)
-        guard let data = try? handle.readToEnd() else { return [] }
+        guard let (data, startsLine) = fileTail(atPath: path, count: bytes) else { return [] }
         var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         // Unless the byte before the start ends a line, the first one is a part.
-        if start > 0, !lines.isEmpty, !endsWithNewline(handle, before: start) { lines.removeFirst() }
+        if !startsLine, !lines.isEmpty { lines.removeFirst() }
         var events: [Event] = []
         for line in lines.reversed() where events.count < limit {
             if let json = try? JSONValue(parsing: line), let event = try? Event(json: json) { events.append(event) }
@@ -192,12 +191,7 @@ public final class EventLog {
     }
 
     static func lastSeq(in path: String) -> Int? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        let start = size > 65536 ? size - 65536 : 0
-        try? handle.seek(toOffset: start)
-        guard let data = try? handle.readToEnd() else { return nil }
+        guard let data = fileTail(atPath: path, count: 65536)?.bytes else { return nil }
         for line in data.split(separator: UInt8(ascii: "\n")).reversed() {
             if let json = try? JSONValue(parsing: line), let seq = json["seq"]?.intValue { return seq }
         }

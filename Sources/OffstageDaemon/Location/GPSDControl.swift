@@ -12,6 +12,12 @@ public enum GPSDControl {
     /// Debian's default control socket.
     public static let defaultControlSocket = "/run/gpsd.sock"
 
+    /// How long gpsd may take to answer a client (a watch, a device list)
+    /// when it is busy: it answers nobody while it probes a device being
+    /// added, about 3 s each, one at a time, so commands started together
+    /// wait in turn. (A control request itself waits 30 s: it queues too.)
+    public static let busyLimit: Duration = .seconds(15)
+
     /// Adds a device to a gpsd through its control socket (`+PATH`).
     public static func addDevice(_ path: String, controlSocket: String) throws {
         try command("+\(path)\n", controlSocket: controlSocket)
@@ -50,7 +56,7 @@ public enum GPSDControl {
     /// Waits until the gpsd at `port` on loopback lists `device` as
     /// activated (it then reads everything written to the device).
     /// - Returns: whether it did before the timeout.
-    public static func waitForDevice(_ device: String, port: Int, timeout: Duration = .seconds(5)) -> Bool {
+    public static func waitForDevice(_ device: String, port: Int, timeout: Duration = busyLimit) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let fd = try? LocationSocket.connectLoopback(port: port) else {

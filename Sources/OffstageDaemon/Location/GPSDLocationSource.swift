@@ -58,9 +58,8 @@ public struct GPSDLocationSource: LocationSource {
 
     /// How long a connected gpsd may take to confirm the watch; past it the
     /// program on the port is taken for something else.
-    /// gpsd answers nobody while it probes a device being added (about
-    /// 3 s each, one at a time), so this allows for a few adds queued.
-    static let watchAnswerLimit: Duration = .seconds(10)
+    /// See ``GPSDControl/busyLimit``.
+    static let watchAnswerLimit = GPSDControl.busyLimit
 
     /// The reader loop (runs on its own thread until `stop` is set).
     func run(stop: StopFlag, yield: (LocationSourceEvent) -> Void) {
@@ -92,10 +91,12 @@ public struct GPSDLocationSource: LocationSource {
                 // Due whatever else gpsd sends meanwhile (other devices, SKY),
                 // but only once what gpsd has sent is read: the rest of an
                 // epoch may be waiting in the socket after a slow turn.
-                if hold.timeUntilDue(at: .now).map({ $0 <= .zero }) == true, !gps_waiting(data, 0) {
+                var untilDue = hold.timeUntilDue(at: .now)
+                if let left = untilDue, left <= .zero, !gps_waiting(data, 0) {
                     for fix in hold.due(at: .now) { yield(.fix(fix)) }
+                    untilDue = hold.timeUntilDue(at: .now)
                 }
-                let wait = hold.timeUntilDue(at: .now).map { Int32(max(0, $0 / .microseconds(1)).rounded(.up)) } ?? 100_000
+                let wait = untilDue.map { Int32(max(0, $0 / .microseconds(1)).rounded(.up)) } ?? 100_000
                 errno = 0
                 guard gps_waiting(data, wait) else {
                     if errno != 0 && errno != EINTR && errno != EAGAIN {
@@ -124,7 +125,7 @@ public struct GPSDLocationSource: LocationSource {
                 let fix = Self.fix(from: data.pointee.fix)
                 let path = Self.devicePath(data)
                 if let device, path != device { continue }
-                for fix in hold.take(LocationFixWithDevice(fix: fix, device: path), at: .now) { yield(.fix(fix)) }
+                if let complete = hold.take(LocationFixWithDevice(fix: fix, device: path), at: .now) { yield(.fix(complete)) }
             }
             for fix in hold.all() { yield(.fix(fix)) }
             gps_close(data)
@@ -179,17 +180,17 @@ struct EpochHold {
     init(period: Duration) { self.period = period }
 
     /// Takes a report; returns the fix it shows complete (its device's epoch before), if any.
-    mutating func take(_ report: LocationFixWithDevice, at now: ContinuousClock.Instant) -> [LocationFixWithDevice] {
+    mutating func take(_ report: LocationFixWithDevice, at now: ContinuousClock.Instant) -> LocationFixWithDevice? {
         let device = report.device
-        var complete: [LocationFixWithDevice] = []
+        var complete: LocationFixWithDevice?
         if let (previous, since) = held[device] {
             if previous.fix.time == report.fix.time {
                 held[device] = (report, since)
-                return []
+                return nil
             }
             held[device] = nil
             delivered[device] = previous.fix.time
-            complete.append(previous)
+            complete = previous
         }
         if delivered[device] != report.fix.time { held[device] = (report, now) }
         return complete
@@ -211,8 +212,11 @@ struct EpochHold {
         held.values.map { $0.since + period - now }.min()
     }
 
-    /// Every epoch held (the connection ends), oldest first.
+    /// Every epoch held (the connection ends), oldest first (then by device).
     mutating func all() -> [LocationFixWithDevice] {
-        due(at: .now + period + .seconds(3600))
+        let all = held.sorted { ($0.value.since, $0.key ?? "") < ($1.value.since, $1.key ?? "") }
+        held = [:]
+        for (device, entry) in all { delivered[device] = entry.fix.fix.time }
+        return all.map(\.value.fix)
     }
 }

@@ -62,7 +62,7 @@ public struct GPXFixReader: Sendable {
                     file: path, line: parser.lineNumber,
                     // Foundation's error text here is "(null)" and its code names do not match libxml2's codes.
                     message: "not well-formed XML (at column \(parser.columnNumber))")
-                throw LocationFixtureError(.badInput, issue, skippedBefore: delegate.checker.summary.issues)
+                throw LocationFixtureError(.badInput, issue, readBefore: delegate.checker.summary)
             }
             if !delegate.sawGPX {
                 throw LocationFixtureError(.badInput, LocationFixtureIssue(file: path, line: 0, message: "no <gpx> element"))
@@ -133,17 +133,16 @@ public struct GPXFixReader: Sendable {
         static func extensionValue(_ text: String, at path: [Substring]) -> (name: String, value: Double)? {
             guard let name = path.last, name == "speed" || name == "course", path.first == "extensions",
                 path.count == 2 || (path.count == 3 && path[1].hasSuffix("TrackPointExtension")),
-                let value = motion(String(name), text)
+                let value = motion(String(name), text.trimmingCharacters(in: .whitespacesAndNewlines))
             else { return nil }
             return (String(name), value)
         }
 
-        /// A `speed` or `course` value: a decimal number in its range, or
-        /// nil (left out, the point staying good), in extensions as in GPX
-        /// 1.0's own elements.
+        /// A `speed` or `course` value (trimmed): a decimal number in its
+        /// range, or nil (left out, the point staying good), in extensions
+        /// as in GPX 1.0's own elements.
         static func motion(_ name: String, _ text: String) -> Double? {
-            guard let value = LocationNumber.decimal(text.trimmingCharacters(in: .whitespacesAndNewlines)), value.isFinite
-            else { return nil }
+            guard let value = LocationNumber.decimal(text), value.isFinite else { return nil }
             return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? value : nil
         }
 
@@ -240,15 +239,19 @@ public struct GPXFixReader: Sendable {
                 time = reader.options.routeStartTime
             }
             time = (time * 1000).rounded() / 1000
-            if let text = fields["ele"], !text.isEmpty, LocationNumber.decimal(text) == nil {
-                return try checker.issue(line: pointLine, "<ele> \"\(text)\" is not a number")
+            var altitude: Double?
+            if let text = fields["ele"], !text.isEmpty {
+                guard let value = LocationNumber.decimal(text) else {
+                    return try checker.issue(line: pointLine, "<ele> \"\(text)\" is not a number")
+                }
+                altitude = value
             }
             // GPX 1.0's own <speed> or <course>, as those in extensions: one
             // that is not a number or out of range is left out, and the
             // point stays good (a bad one dropped the point).
             let fix = LocationFix(
                 latitude: latitude, longitude: longitude, time: time,
-                altitude: fields["ele"].flatMap(LocationNumber.decimal),
+                altitude: altitude,
                 // A point's own <speed> and <course> (GPX 1.0) win over its extensions'.
                 speed: fields["speed"].flatMap { Self.motion("speed", $0) } ?? extensionValues["speed"],
                 course: fields["course"].flatMap { Self.motion("course", $0) } ?? extensionValues["course"])

@@ -30,14 +30,17 @@ public enum GPXFixWriter {
         if fix.speed != nil || fix.course != nil {
             s += "<extensions><gpxtpx:TrackPointExtension>"
             if let speed = fix.speed { s += "<gpxtpx:speed>\(NMEAFixWriter.decimal(speed, 3))</gpxtpx:speed>" }
-            if let course = fix.course {
-                // 0 ≤ course < 360 in the schema: 360 (or 359.996, rounded) is north, 0.
-                let hundredths = (course * 100).rounded().truncatingRemainder(dividingBy: 36_000)
-                s += "<gpxtpx:course>\(NMEAFixWriter.decimal(hundredths / 100, 2))</gpxtpx:course>"
-            }
+            if let course = fix.course { s += "<gpxtpx:course>\(courseText(course))</gpxtpx:course>" }
             s += "</gpxtpx:TrackPointExtension></extensions>"
         }
         return s + "</trkpt>\n"
+    }
+
+    /// A course to the hundredth of a degree, 0 ≤ course < 360 (as GPX's
+    /// schema has it): 360 (or 359.996, rounded) is north, 0.
+    public static func courseText(_ course: Double) -> String {
+        let hundredths = (course * 100).rounded().truncatingRemainder(dividingBy: 36_000)
+        return NMEAFixWriter.decimal(hundredths / 100, 2)
     }
 
     /// The document end.

@@ -53,14 +53,15 @@ public struct LocationFixtureError: Error, Sendable, Hashable, CustomStringConve
 
     public var code: Code
     public var issue: LocationFixtureIssue
-    /// The bad lines skipped before the read stopped here (a GPX file that
-    /// turns out not well-formed), for the warnings they would have been.
-    public var skippedBefore: [LocationFixtureIssue] = []
+    /// What the read had found before it stopped here (a GPX file that
+    /// turns out not well-formed): its bad lines are the warnings they
+    /// would have been.
+    public var readBefore = LocationReadSummary()
 
-    public init(_ code: Code, _ issue: LocationFixtureIssue, skippedBefore: [LocationFixtureIssue] = []) {
+    public init(_ code: Code, _ issue: LocationFixtureIssue, readBefore: LocationReadSummary = .init()) {
         self.code = code
         self.issue = issue
-        self.skippedBefore = skippedBefore
+        self.readBefore = readBefore
     }
 
     public var description: String { issue.description }

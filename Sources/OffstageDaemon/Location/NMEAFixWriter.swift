@@ -29,11 +29,17 @@ public enum NMEAFixWriter {
 
     /// Why the fix cannot be written as NMEA, if it cannot: its year would
     /// come back as another century's (1969 as 2069).
+    /// Checked against ``writableTimes`` first (once per fix fed or
+    /// written: the year is broken out only for the message).
     public static func problem(writing fix: LocationFix) -> String? {
-        let year = LocationTimeFormat.components(fix.time).year
-        guard !years.contains(year) else { return nil }
-        return "NMEA's two-digit year holds \(years.lowerBound) to \(years.upperBound), not \(year)"
+        guard !writableTimes.contains(fix.time) else { return nil }
+        return "NMEA's two-digit year holds \(years.lowerBound) to \(years.upperBound), not \(LocationTimeFormat.components(fix.time).year)"
     }
+
+    /// The times within ``years``, in seconds since the Unix epoch.
+    static let writableTimes: Range<Double> =
+        Double(LocationTimeFormat.daysFromCivil(year: years.lowerBound, month: 1, day: 1) * 86_400)
+        ..< Double(LocationTimeFormat.daysFromCivil(year: years.upperBound + 1, month: 1, day: 1) * 86_400)
 
     /// The two sentences for a fix, each ending in CR LF.
     public static func sentences(for fix: LocationFix) -> String {

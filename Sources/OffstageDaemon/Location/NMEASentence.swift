@@ -77,7 +77,9 @@ struct NMEASentence {
         guard field.count == 6, let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
             let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
         else { return nil }
-        return (yy >= 80 ? 1900 + yy : 2000 + yy, mo, dd)
+        // NMEAFixWriter.years: the two digits of 1980 and on, up to 2079.
+        let first = NMEAFixWriter.years.lowerBound
+        return (yy >= first % 100 ? first - first % 100 + yy : first - first % 100 + 100 + yy, mo, dd)
     }
 
     /// `ddmm.mmmm` + hemisphere as signed degrees.

@@ -80,14 +80,8 @@ extension Scenario {
     /// a pipe or `/dev/stdin` named as the file).
     /// - Throws: ``ScenarioError`` with the file and line of the problem.
     public static func load(path: String) throws -> Scenario {
-        if path == "-" {
-            let data = (try? FileHandle.standardInput.readToEnd()) ?? Data()
-            guard let text = String(data: data, encoding: .utf8) else {
-                throw ScenarioError(file: standardInputName, line: nil, message: "not UTF-8 text")
-            }
-            return try parse(text, file: standardInputName, base: "")
-        }
-        let kind = FileKind(atPath: path)
+        let name = path == "-" ? standardInputName : path
+        let kind = path == "-" ? .other : FileKind(atPath: path)
         switch kind {
         case nil:
             let code = errno
@@ -96,20 +90,22 @@ extension Scenario {
         case .directory: throw ScenarioError(file: path, line: nil, message: "a directory, not a scenario file")
         default: break
         }
-        // A pipe or a device has no size to read up to: read it to its end.
-        // Its app paths are relative to the working directory, as stdin's.
+        // A stream (standard input, a pipe, a device) has no size to read up
+        // to: read it to its end. Its app paths are relative to the working
+        // directory.
         let stream = kind == .other
-        let contents = stream
-            ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
+        let contents =
+            path == "-" ? ((try? FileHandle.standardInput.readToEnd()) ?? Data())
+            : stream ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
             : FileManager.default.contents(atPath: path)
         guard let data = contents else {
             let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
             throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioError(file: path, line: nil, message: "not UTF-8 text")
+            throw ScenarioError(file: name, line: nil, message: "not UTF-8 text")
         }
-        return try parse(text, file: path, base: stream ? "" : nil)
+        return try parse(text, file: name, base: stream ? "" : nil)
     }
 
     /// - Parameter base: the directory app paths are relative to (nil: the

@@ -122,13 +122,10 @@ final class GPSDFeedTarget {
             }
             controlSocket = control
             privateGPSD = nil
-            // gpsd answers nobody while it probes another's device (about 3 s each).
-            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port, timeout: gpsdAnswerLimit) else {
+            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
                 close()
-                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within \(gpsdAnswerLimit.components.seconds) s")
+                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within \(GPSDControl.busyLimit.components.seconds) s")
             }
-            // After the activation: gpsd flushes the device while probing it.
-            try pty.write(NMEAFixWriter.primer)
         } else {
             // The default port when it is free, so `offstage gps watch` finds
             // it; another when it is taken. The look first only spares a
@@ -144,10 +141,22 @@ final class GPSDFeedTarget {
             cleanup = token
             endpoint = gpsd.endpoint
             controlSocket = nil
-            // Harmless on a fresh device (started means it is activated).
-            try pty.write(NMEAFixWriter.primer)
             printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.")
         }
+        // Once gpsd has activated the device (it flushes it while probing);
+        // harmless on a fresh one.
+        try pty.write(NMEAFixWriter.primer)
+    }
+
+    /// A counter of what gpsd reports for the device, once gpsd has
+    /// answered its watch.
+    func watch() async throws -> GPSDDeliveryCounter {
+        let counter = GPSDDeliveryCounter(endpoint: endpoint, device: pty.devicePath)
+        guard await counter.wait(timeout: GPSDControl.busyLimit, until: { $0.isConnected }) else {
+            counter.cancel()
+            throw CommandError("cannot watch gpsd at \(endpoint)")
+        }
+        return counter
     }
 
     func close() {
@@ -156,11 +165,6 @@ final class GPSDFeedTarget {
         privateGPSD?.stopAndRemove()
     }
 }
-
-/// How long a command waits for gpsd to open its device or answer its
-/// watch: gpsd answers nobody while it probes a device being added (about
-/// 3 s each, one at a time), so commands started together wait in turn.
-let gpsdAnswerLimit: Duration = .seconds(15)
 
 /// Counts the fixes gpsd reports for one device (to show delivery).
 final class GPSDDeliveryCounter: Sendable {

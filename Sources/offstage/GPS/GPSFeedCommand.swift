@@ -57,11 +57,8 @@ struct GPSFeedCommand: AsyncParsableCommand {
             guard total > 0 else { throw CommandError("\(file) has no fixes\(counted.whyNoFixes)") }
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
-            let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
+            let counter = try await gpsd.watch()
             defer { counter.cancel() }
-            guard await counter.wait(timeout: gpsdAnswerLimit, until: { $0.isConnected }) else {
-                throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
-            }
             let display = ProgressDisplay(enabled: !quiet)
             let result = try LocationFeeder(pty: gpsd.pty).feed(
                 reader, speed: pace, total: total, progressInterval: display.isTerminal ? .milliseconds(250) : .seconds(5),

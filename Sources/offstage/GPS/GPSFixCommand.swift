@@ -50,7 +50,7 @@ struct GPSFixCommand: AsyncParsableCommand {
             }
             stamp = t
         }
-        let fix = LocationFix(latitude: latitude, longitude: longitude, time: (stamp * 1000).rounded() / 1000, altitude: altitude)
+        let fix = LocationFix(latitude: latitude, longitude: longitude, time: Self.milliseconds(stamp), altitude: altitude)
         if let problem = fix.implausibility { throw ValidationError(problem) }
         // Fed to gpsd as NMEA, whose two-digit year would put it in another century.
         if let problem = LocationFeeder.problem(feeding: fix) {
@@ -61,19 +61,19 @@ struct GPSFixCommand: AsyncParsableCommand {
 
     func validate() throws { _ = try fix() }
 
+    /// A time to the millisecond, as fixtures keep them.
+    static func milliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
     func run() async throws {
         try await reportingErrors {
             var fix = try fix()
             let gpsd = try GPSDFeedTarget(target)
             defer { gpsd.close() }
-            let counter = GPSDDeliveryCounter(endpoint: gpsd.endpoint, device: gpsd.pty.devicePath)
+            let counter = try await gpsd.watch()
             defer { counter.cancel() }
-            guard await counter.wait(timeout: gpsdAnswerLimit, until: { $0.isConnected }) else {
-                throw CommandError("cannot watch gpsd at \(gpsd.endpoint)")
-            }
             // Stamped now, not when the command began: adding the device to
             // gpsd takes about 3 s.
-            if time == nil { fix.time = (Date().timeIntervalSince1970 * 1000).rounded() / 1000 }
+            if time == nil { fix.time = Self.milliseconds(Date().timeIntervalSince1970) }
             try LocationFeeder(pty: gpsd.pty).send(fix)
             guard await counter.wait(timeout: .seconds(5), until: { $0.count >= 1 }) else {
                 throw CommandError("gpsd at \(gpsd.endpoint) did not report the fix")

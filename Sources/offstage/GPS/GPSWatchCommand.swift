@@ -58,7 +58,7 @@ struct GPSWatchCommand: AsyncParsableCommand {
         if let a = x.altitude { s += "  alt \(NMEAFixWriter.decimal(a, 1)) m" }
         if let v = x.speed { s += "  \(NMEAFixWriter.decimal(v, 2)) m/s" }
         // Two decimals, and 359.995° and above as 0.00° (it showed 360.0°).
-        if let c = x.course { s += "  \(NMEAFixWriter.decimal(c >= 359.995 ? 0 : c, 2))°" }
+        if let c = x.course { s += "  \(GPXFixWriter.courseText(c))°" }
         if let d = f.device { s += "  \(d)" }
         return s
     }

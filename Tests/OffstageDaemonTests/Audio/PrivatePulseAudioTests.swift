@@ -52,7 +52,9 @@ import Testing
         let first = try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30))
         // The running server's command holds the directory's lock.
         let lock = open(directory.appendingPathComponent(PrivatePulseAudio.lockName).path, O_RDWR | O_CLOEXEC)
-        #expect(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK)
+        let locked = lock >= 0 ? flock(lock, LOCK_EX | LOCK_NB) : 0
+        let error = errno
+        #expect(lock >= 0 && locked == -1 && error == EWOULDBLOCK)
         if lock >= 0 { close(lock) }
         #expect(throws: AudioError.self) { try PrivatePulseAudio(directory: directory, exitWhenIdle: .seconds(30)) }
         #expect(first.isAccepting)

@@ -216,7 +216,8 @@ import OffstageCore
             "gps", "feed", input, "--speed", speed, "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
         ])
         // Under way: gpsd has reported a fix of the feed.
-        try #require(await watcher.until { !$0.fixes.isEmpty })
+        // Counting 300,000 fixes in a debug build, then gpsd's probe, take time.
+        try #require(await watcher.until(timeout: .seconds(60)) { !$0.fixes.isEmpty })
         let freeze = Process()
         freeze.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
         freeze.arguments = ["-STOP", "-f", "gpsd .*-S \(gpsd.endpoint.port) "]

@@ -142,7 +142,7 @@ import Testing
         #expect(listen(other.fd, 4) == 0)
         let run = try runOffstage(["gps", "watch", "--gpsd", "127.0.0.1:\(other.port)", "--count", "1"], within: .seconds(30))
         #expect(run.status == 1)
-        #expect(run.stderr == "offstage: error: 127.0.0.1:\(other.port) did not answer the watch as gpsd does within 10.0 seconds (is it gpsd?) (--wait waits for it)\n")
+        #expect(run.stderr == "offstage: error: 127.0.0.1:\(other.port) did not answer the watch as gpsd does within 15.0 seconds (is it gpsd?) (--wait waits for it)\n")
     }
 
     /// A preferred port another gpsd holds (two commands started at once)
