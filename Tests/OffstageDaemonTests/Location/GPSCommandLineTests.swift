@@ -145,29 +145,28 @@ import OffstageCore
     /// gpsd moves a time before 2017 on by 1024 weeks (2016-12-31 reached
     /// watchers as 2036-08-16) while the tools said they sent it as it was:
     /// such fixes are refused before gpsd starts.
-    @Test func fixesGPSDWouldMoveOnAreRefused() throws {
+    @Test func aFixGPSDWouldMoveOnIsRefused() throws {
         let fix = try offstage("gps", "fix", "1", "2", "--time", "2016-12-31T23:59:59Z")
         #expect(fix.status == 64)
         #expect(fix.stderr.hasPrefix("offstage: error: --time 2016-12-31T23:59:59Z: gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks"), "\(fix.stderr)")
-        let dir = try makeTemporaryDirectory()
-        let input = try write(NMEAFixWriter.sentences(for: LocationFix(latitude: 1, longitude: 2, time: 946_728_000)), to: "y2k.nmea", in: dir)
-        let feed = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
-        #expect(feed.status == 1)
-        #expect(feed.stderr == "offstage: error: \(input): the fix at 2000-01-01T12:00:00.000Z cannot be fed: gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["y2k.nmea"])
     }
 
-    /// A fixture's undatable fix is found in the counting pass, before
-    /// gpsd starts: it was found only when its turn came to be fed.
-    @Test func aFeedWithAFixNMEACannotDateFailsBeforeGPSDStarts() throws {
+    /// A fixture's fix gpsd would misdate (NMEA's two-digit year, gpsd's
+    /// week rollover) is found in the counting pass, before gpsd starts: it
+    /// was found only when its turn came to be fed, or not at all.
+    @Test(arguments: [
+        (4_081_735_801.0, "the fix at 2099-05-06T07:30:01.000Z cannot be fed: NMEA's two-digit year holds 1980 to 2079, not 2099 (gpsd reads the feed as NMEA)"),
+        (946_728_000, "the fix at 2000-01-01T12:00:00.000Z cannot be fed: gpsd takes a time before 2017-01-01 for a GPS week rollover and moves it on by 1024 weeks"),
+    ])
+    func aFeedWithAFixGPSDWouldMisdateFailsBeforeGPSDStarts(time: Double, message: String) throws {
         let dir = try makeTemporaryDirectory()
-        let gpx = gpxTrack(
-            #"<trkpt lat="48.85" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt>"#,
-            #"<trkpt lat="48.86" lon="2.35"><time>2099-05-06T07:30:01Z</time></trkpt>"#)
-        let input = try write(gpx, to: "far.gpx", in: dir)
+        // After a good fix where the time allows: found before its turn.
+        let good = LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_980_600)
+        let fixes = (time > good.time ? [good] : []) + [LocationFix(latitude: 48.86, longitude: 2.35, time: time)]
+        let input = try write(GPXFixWriter.header(name: "far") + fixes.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "far.gpx", in: dir)
         let run = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
         #expect(run.status == 1)
-        #expect(run.stderr == "offstage: error: \(input): the fix at 2099-05-06T07:30:01.000Z cannot be fed: NMEA's two-digit year holds 1980 to 2079, not 2099 (gpsd reads the feed as NMEA)\n")
+        #expect(run.stderr == "offstage: error: \(input): \(message)\n")
         // No private gpsd was made (its directory would be in TMPDIR).
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["far.gpx"])
     }
