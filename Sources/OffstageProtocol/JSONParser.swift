@@ -131,7 +131,7 @@ struct JSONByteParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let s = String(decoding: bytes[start..<index], as: UTF8.self)
+                let s = try text(bytes[start..<index], at: start)
                 index += 1
                 return s
             }
@@ -145,7 +145,7 @@ struct JSONByteParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return String(decoding: out, as: UTF8.self)
+                return try text(out[...], at: start)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw error("unexpected end of input") }
@@ -182,6 +182,16 @@ struct JSONByteParser {
             }
         }
         throw error("unterminated string")
+    }
+
+    /// A string's bytes as text. JSON is UTF-8 (RFC 8259); bytes that are not
+    /// were replaced with U+FFFD before, so an app's garbled name or message
+    /// reached the log changed and without a word.
+    func text(_ utf8: ArraySlice<UInt8>, at start: Int) throws -> String {
+        guard let text = String(validating: utf8, as: UTF8.self) else {
+            throw JSONParseError(offset: start - 1, reason: "string is not valid UTF-8")
+        }
+        return text
     }
 
     mutating func parseHex4() throws -> UInt32 {

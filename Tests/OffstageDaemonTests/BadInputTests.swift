@@ -3,6 +3,7 @@ import Testing
 @testable import OffstageDaemon
 import OffstageCore
 import OffstageProtocol
+import NIOEmbedded
 
 #if canImport(Glibc)
     import Glibc
@@ -159,11 +160,17 @@ struct BadInputTests {
         let refusal = try #require(try unknown.receive())
         #expect(refusal["error"]?["code"] == "rejected")
 
-        let errors = try await test.awaitEvents(kind: .error, count: 3)
-        #expect(errors.map(\.name) == ["protocolViolation", "protocolViolation", "protocolViolation"])
+        // A token that is not UTF-8: it was read with U+FFFD in place of the byte.
+        let garbled = try rawAppConnection(test)
+        try garbled.send(Array(#"{"pid":1,"token":"a"#.utf8) + [0xFF] + Array(#"","type":"hello","version":1}"#.utf8) + [0x0A])
+        #expect(try garbled.readLine() == nil)
+
+        let errors = try await test.awaitEvents(kind: .error, count: 4)
+        #expect(errors.map(\.name) == ["protocolViolation", "protocolViolation", "protocolViolation", "protocolViolation"])
         #expect(errors[0].detail["reason"]?.stringValue?.hasPrefix("unreadable message") == true)
         #expect(errors[1].detail["reason"]?.stringValue?.contains("longer than") == true)
         #expect(errors[2].detail["reason"] == "hello with an unknown token")
+        #expect(errors[3].detail["reason"] == "unreadable message: invalid JSON at byte 17: string is not valid UTF-8")
         // Still serving.
         try await test.ok(["command": "status"])
         await test.stop()
@@ -189,6 +196,28 @@ struct BadInputTests {
         #expect(error.app == stateLab)
         #expect(error.detail["reason"] == "hello with the token of another process")
         // The real app is unaffected.
+        try await test.ok(["command": "home"])
+        #expect(try await test.callbacks(stateLab).last == "applicationDidEnterBackground:")
+        await test.stop()
+    }
+
+    /// Peer credentials that could not be read let any claimed pid through.
+    @Test func aHelloFromAnUnnamedProcessIsRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        _ = try await test.launchStateLab()
+        let (accepted, used) = try await test.daemon.engine.submit { engine in
+            let process = engine.processes[stateLab]!
+            let identity = engine.hello(
+                token: process.token, pid: process.pid, peerPID: nil, version: offstageProtocolVersion,
+                channel: EmbeddedChannel())
+            return (identity != nil, engine.processes[stateLab]!.channel === process.channel)
+        }.get()
+        #expect(!accepted && used)
+        let error = try #require(try await test.awaitEvents(kind: .error, count: 1).first)
+        #expect(error.app == stateLab)
+        #expect(error.detail["reason"] == "hello from a process the kernel does not name (SO_PEERCRED failed)")
+        #expect(error.detail["killed"] == nil)
         try await test.ok(["command": "home"])
         #expect(try await test.callbacks(stateLab).last == "applicationDidEnterBackground:")
         await test.stop()

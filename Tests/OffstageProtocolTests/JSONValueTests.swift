@@ -19,6 +19,22 @@ import OffstageProtocol
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: text) }
     }
 
+    /// Bytes that are not UTF-8 were replaced with U+FFFD, in silence.
+    @Test func rejectsStringsThatAreNotUTF8() throws {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), n = UInt8(ascii: "n")
+        let cases: [[UInt8]] = [
+            [quote, 0x61, 0xFF, quote],  // a byte no UTF-8 has
+            [quote, 0xC3, quote],  // a sequence cut short
+            [quote, 0xED, 0xA0, 0x80, quote],  // a surrogate encoded
+            [quote, backslash, n, 0xC0, 0xAF, quote],  // overlong, after an escape (the slow path)
+        ]
+        for bytes in cases {
+            let error = try #require(throws: JSONParseError.self) { try JSONValue(parsing: [0x5B] + bytes + [0x5D]) }
+            #expect(error.offset == 1 && error.reason == "string is not valid UTF-8", "\(bytes)")
+        }
+        #expect(try JSONValue(parsing: [quote, 0xC3, 0xA9, backslash, n, 0xF0, 0x9F, 0x98, 0x80, quote]) == "é\n😀")
+    }
+
     @Test func limitsNesting() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: deep) }

@@ -11,16 +11,24 @@ extension Engine {
     /// A `hello`: the token must be the one given to this launch, presented by
     /// the process it was given to, once.
     /// - Parameter peerPID: the connecting process as the kernel knows it,
-    ///   which must be the token's process too (nil where it cannot be read).
+    ///   which must be the token's process too. Nil (the credentials could
+    ///   not be read) refuses the hello: it let any claimed pid through.
     func hello(token: String, pid: Int32, peerPID: Int32?, version: Int, channel: Channel) -> AppConnectionIdentity? {
         guard let (app, launch) = tokens[token], var process = processes[app], process.launch == launch else {
             violation(app: nil, reason: "hello with an unknown token", detail: ["pid": JSONValue(Int(pid))])
             return nil
         }
-        guard process.pid == pid, process.pid == peerPID ?? pid else {
+        guard let peerPID else {
+            violation(
+                app: app, reason: "hello from a process the kernel does not name (SO_PEERCRED failed)",
+                detail: ["claimedPid": JSONValue(Int(pid))], kill: false)
+            return nil
+        }
+        guard process.pid == pid, process.pid == peerPID else {
             // Logged against the token's app, which is the victim here: it is not killed.
-            var detail: [String: JSONValue] = ["claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid))]
-            if let peerPID { detail["peerPid"] = JSONValue(Int(peerPID)) }
+            let detail: [String: JSONValue] = [
+                "claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid)), "peerPid": JSONValue(Int(peerPID)),
+            ]
             violation(app: app, reason: "hello with the token of another process", detail: detail, kill: false)
             return nil
         }
