@@ -13,11 +13,17 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `host:port`, `host`, `:port` or `[v6addr]:port`.
+    /// Parses `host:port`, `host`, `:port`, `port` or `[v6addr]:port`. A
+    /// bare number is a port on this machine: as a host it read as an IPv4
+    /// address (`2948` as 0.0.11.132) on port 2947.
     public init?(parsing text: String) {
         var host = Substring(text)
         var port = 2947
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            guard let p = Int(text) else { return nil }
+            port = p
+            host = ""
+        } else if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
             let rest = host[host.index(after: close)...]
             host = host[host.index(after: host.startIndex)..<close]
             if !rest.isEmpty {

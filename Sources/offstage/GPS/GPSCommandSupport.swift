@@ -69,7 +69,7 @@ func reportIssues(_ summary: LocationReadSummary, limit: Int = 10) {
 
 /// Where fixes go: a named gpsd on this machine, or a private one.
 struct GPSDTargetOptions: ParsableArguments {
-    @Option(name: .customLong("gpsd"), help: "A running gpsd as HOST:PORT (default: start a private gpsd for the duration).")
+    @Option(name: .customLong("gpsd"), help: "A running gpsd as HOST:PORT, HOST or PORT (default: start a private gpsd for the duration).")
     var gpsd: String?
 
     @Option(help: "The named gpsd's control socket (its -F option), used to add our device.")
@@ -84,9 +84,11 @@ struct GPSDTargetOptions: ParsableArguments {
     }
 }
 
-/// A `--gpsd HOST:PORT` option's value; a usage error for anything else.
+/// A `--gpsd HOST:PORT` (or HOST, or PORT) option's value; a usage error for anything else.
 func parseGPSDEndpoint(_ text: String) throws -> GPSDEndpoint {
-    guard let endpoint = GPSDEndpoint(parsing: text) else { throw ValidationError("--gpsd \(text): expected HOST:PORT") }
+    guard let endpoint = GPSDEndpoint(parsing: text) else {
+        throw ValidationError("--gpsd \(text): expected HOST:PORT, HOST or PORT (1 to 65535)")
+    }
     return endpoint
 }
 

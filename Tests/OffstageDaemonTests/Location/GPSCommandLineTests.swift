@@ -401,7 +401,7 @@ import OffstageCore
         let coordinate = try offstage("gps", "fix", "91", "0")
         #expect(coordinate.status == 64 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate (see offstage gps fix --help)\n")
         let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
-        #expect(endpoint.status == 64 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT (see offstage gps watch --help)\n")
+        #expect(endpoint.status == 64 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps watch --help)\n")
         // Option errors of every gps command are usage errors (exit 64), named before anything starts.
         let routeSpeed = try offstage("gps", "feed", fixture, "--route-speed", "-1")
         #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive, finite number (got -1.0) (see offstage gps feed --help)\n")
@@ -411,7 +411,7 @@ import OffstageCore
         let format = try offstage("gps", "convert", fixture, "out.json", "--to", "kml")
         #expect(format.status == 64 && format.stderr == "offstage: error: --to kml: expected gpx, nmea or json (see offstage gps convert --help)\n")
         let feedEndpoint = try offstage("gps", "feed", fixture, "--gpsd", "nowhere:0")
-        #expect(feedEndpoint.status == 64 && feedEndpoint.stderr == "offstage: error: --gpsd nowhere:0: expected HOST:PORT (see offstage gps feed --help)\n")
+        #expect(feedEndpoint.status == 64 && feedEndpoint.stderr == "offstage: error: --gpsd nowhere:0: expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps feed --help)\n")
         // Negative values are values: they were taken for options ("Missing expected argument '<longitude>'").
         let south = try offstage("gps", "fix", "-91", "-0.5")
         #expect(south.status == 64 && south.stderr == "offstage: error: -91.0, -0.5 is not a valid coordinate (see offstage gps fix --help)\n")

@@ -16,12 +16,14 @@ import Testing
     @Test(arguments: [
         ("localhost:2947", "localhost", 2947), ("127.0.0.1:29470", "127.0.0.1", 29470),
         ("gps.example", "gps.example", 2947), (":3000", "localhost", 3000), ("[::1]:2948", "::1", 2948),
+        // A bare number is a port (it was host "2948", an IPv4 address, on port 2947).
+        ("2948", "localhost", 2948),
     ])
     func endpointsParse(text: String, host: String, port: Int) {
         #expect(GPSDEndpoint(parsing: text) == GPSDEndpoint(host: host, port: port))
     }
 
-    @Test(arguments: ["host:", "host:port", "host:0", "host:70000", "[::1]x"])
+    @Test(arguments: ["host:", "host:port", "host:0", "host:70000", "[::1]x", "0", "70000", "99999999999999999999999"])
     func badEndpointsDoNotParse(text: String) {
         #expect(GPSDEndpoint(parsing: text) == nil)
     }
