@@ -7,9 +7,13 @@ import OffstageCore
 /// (`mode` 0 or 1) and those without a `time` (gpsd reports a position
 /// before it knows the date) are ignored. gpsd may report an epoch twice as
 /// it learns more of it (without altitude, then with it): the later report
-/// from the same device stands, with what it lacks taken from the earlier one. A line that is
+/// stands, with what it lacks taken from the earlier one. A line that is
 /// not JSON (a truncated line, say), or a `TPV` with a fix but no `lat` or
-/// `lon`, is bad input.
+/// `lon`, is bad input. A fixture is one device's track: that of the first
+/// fix that names its device. Another named device's fixes are skipped,
+/// told once per device (bad input at its first fix): read as one track,
+/// two receivers' fixes of the same second were refused as not advancing,
+/// one by one. A report that names no device is the track's.
 public struct GPSDJSONFixReader: Sendable {
     /// The file's path.
     public let path: String
@@ -25,11 +29,14 @@ public struct GPSDJSONFixReader: Sendable {
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
         var checker = LocationFixChecker(file: path, options: options)
-        // The last fix read, held until a report of another time (or from
-        // another device) comes.
-        var held: (fix: LocationFix, line: Int, device: String?)?
+        // The last fix read, held until a report of another time comes.
+        var held: (fix: LocationFix, line: Int)?
+        // The device of the first fix that names one, and the other devices
+        // already told of.
+        var trackDevice: String?
+        var otherDevices: Set<String> = []
         func deliverHeld() throws {
-            guard let (fix, line, _) = held else { return }
+            guard let (fix, line) = held else { return }
             held = nil
             if let accepted = try checker.accept(fix, line: line) { try body(accepted) }
         }
@@ -62,6 +69,18 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
+            let device = object["device"] as? String
+            if let trackDevice, let device, device != trackDevice {
+                if otherDevices.insert(device).inserted {
+                    try issue(
+                        line: number,
+                        "a fix from device \"\(device)\", not the track's \"\(trackDevice)\": "
+                            + "a fixture is one device's track, so this device's fixes are skipped (told once)")
+                } else {
+                    checker.ignore()
+                }
+                continue
+            }
             if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
                 object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull)
             }) {
@@ -88,14 +107,14 @@ public struct GPSDJSONFixReader: Sendable {
                 latitude: lat, longitude: lon, time: time,
                 altitude: value("altMSL") ?? value("alt"), speed: value("speed"), course: value("track"),
                 horizontalAccuracy: accuracy)
-            let device = object["device"] as? String
-            if let earlier = held, earlier.fix.time == fix.time, earlier.device == device {
-                held = (fix.filling(from: earlier.fix), number, device)
+            if trackDevice == nil { trackDevice = device }
+            if let earlier = held, earlier.fix.time == fix.time {
+                held = (fix.filling(from: earlier.fix), number)
                 checker.ignore()
                 continue
             }
             try deliverHeld()
-            held = (fix, number, device)
+            held = (fix, number)
         }
         try deliverHeld()
         return checker.summary

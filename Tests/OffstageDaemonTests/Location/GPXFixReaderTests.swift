@@ -435,6 +435,27 @@ extension GPSDJSONFixReaderTests {
         #expect(first == [LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400)])
         #expect(twoSummary.issues.map(\.line) == [2])
     }
+
+    /// Two receivers in one log were read as one track: each of the second
+    /// device's fixes of the same second was a bad line, "does not advance".
+    @Test func aFixtureIsTheFirstDevicesTrack() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":2,"time":"2024-05-01T07:59:59.000Z","lat":48.8499,"lon":2.3499}
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35}
+            {"class":"TPV","device":"/dev/ttyB\\u001b[2J","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":40.0,"lon":3.0}
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":48.8501,"lon":2.3501}
+            {"class":"TPV","device":"/dev/ttyB\\u001b[2J","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":40.0001,"lon":3.0001}
+            {"class":"TPV","device":"/dev/ttyC","mode":2,"time":"2024-05-01T08:00:01.500Z","lat":10,"lon":10}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:02.000Z","lat":48.8502,"lon":2.3502}
+            """
+        let (fixes, summary) = try readAll(try write(text, to: "two.json", in: dir))
+        #expect(fixes.map(\.latitude) == [48.8499, 48.85, 48.8501, 48.8502])
+        #expect(summary.issues.map(\.line) == [3, 6])
+        #expect(summary.issues.first?.message == #"a fix from device "/dev/ttyB\x1B[2J", not the track's "/dev/ttyA": "#
+            + "a fixture is one device's track, so this device's fixes are skipped (told once)")
+        #expect(summary.skipped == 2 && summary.ignored == 1)
+    }
 }
 
 @Suite struct ImplausibleFixTests {
