@@ -151,6 +151,12 @@ public final class PulseAudioBackend: AudioBackend {
         try lock.withLock { connection throws(AudioError) in try connection.player(id).machine.state }
     }
 
+    /// Whether a player has written its whole file and asked the server to
+    /// drain it (tests wait for it before racing the end).
+    func isDraining(_ id: AudioPlayerID) throws(AudioError) -> Bool {
+        try lock.withLock { connection throws(AudioError) in try connection.player(id).isDraining }
+    }
+
     /// The duration of a player's file.
     public func duration(_ id: AudioPlayerID) throws(AudioError) -> Duration {
         try lock.withLock { connection throws(AudioError) in try connection.player(id).duration }

@@ -49,6 +49,16 @@ import Testing
         #expect(try player.play() == [.rewind, .uncork])
     }
 
+    @Test func anEndReachedAfterTheCorkRequestEndsTheFileAndKeepsTheInterruption() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        #expect(player.corkRequested() == [.cork, .emit(.interruptionBegan)])
+        #expect(player.drainedWhileInterrupted() == [.emit(.ended)])
+        #expect(player.state == .interrupted)
+        #expect(player.uncorkRequested() == [.emit(.interruptionEnded(shouldResume: true))])
+        #expect(try player.play() == [.rewind, .uncork])
+    }
+
     @Test func seekingAfterTheEndPlaysFromThere() throws {
         var player = AudioPlayerMachine(role: .music)
         _ = try player.play()

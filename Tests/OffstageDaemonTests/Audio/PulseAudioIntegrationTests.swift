@@ -135,6 +135,54 @@ import Testing
         #expect(try rig.backend.state(music) == .paused)
     }
 
+    /// A call that begins as a file ends, when the server has played its
+    /// last audio before this client's cork reaches it: the drain's answer
+    /// came after the cork request and was taken for nothing, so the end
+    /// came only when the app played again after the call, without `started`.
+    @Test func aCallThatBeginsAsTheFileEndsDoesNotHoldBackTheEnd() async throws {
+        let rig = try PulseRig()
+        let caller = try PulseCaller(server: rig.server.serverAddress)
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        // The last 1.5 s fit the server's queue: all of it is written, and
+        // the drain asked for, as soon as it plays.
+        try rig.backend.seek(music, to: .milliseconds(3500))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let started = try #require(rig.recorder.time(of: .player(music, .started)))
+        // Until the drain is asked for: each look is a round trip to the server.
+        let limit = ContinuousClock.now + .seconds(5)
+        while try !rig.backend.isDraining(music) {
+            try #require(ContinuousClock.now < limit, "the player did not ask for the drain within 5 s")
+            _ = try rig.backend.route()
+        }
+        // The call starts before the end. With this client's loop held, the
+        // server mutes the music but plays it to the end, and answers the
+        // drain after the cork request. Nothing can be awaited here: the
+        // drain's answer is what the held loop holds back, so the hold lasts
+        // as long as the rest of the file takes to play, with a margin.
+        let (call, ringing) = try rig.backend.withLoopHeld {
+            let call = try caller.ring()
+            let ringing = ContinuousClock.now
+            Thread.sleep(forTimeInterval: max(0, (started + .milliseconds(2500) - ContinuousClock.now).seconds))
+            return (call, ringing)
+        }
+        try #require(ringing - started < .seconds(1), "the call began \(ringing - started) after play, too late for the race")
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        // The file has played: it ends during the call, not after it.
+        #expect(await rig.recorder.next(.player(music, .ended), timeout: .seconds(2)) != nil)
+        #expect(try rig.backend.position(music) == rig.backend.duration(music))
+        try caller.hangUp(call)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+        let events = rig.recorder.all.compactMap { event -> AudioPlayerEvent? in
+            if case .player(music, let playerEvent) = event { playerEvent } else { nil }
+        }
+        #expect(events == [.started, .interruptionBegan, .ended, .interruptionEnded(shouldResume: true)])
+        // As after any end, playing again starts over.
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        #expect(try rig.backend.position(music) < .seconds(1))
+    }
+
     @Test func musicPlayedDuringACallThatStartedWhileItWasPausedIsInterrupted() async throws {
         let rig = try PulseRig()
         let music = try await rig.playing("clip.wav")
