@@ -164,17 +164,25 @@ public struct AudioPlayerMachine: Sendable, Hashable {
         return [.cork, .emit(.ended)]
     }
 
-    /// The server played everything up to the end of the file, though a
-    /// call interrupted the player first: the call began in the file's
-    /// last moments, after the server had played its last audio, and the
-    /// drain's answer came after the cork request. The file ended: `ended`
-    /// now, not when the app plays after the call. The interruption, begun
-    /// already, ends with the call, and the next play starts over, as
-    /// after a call that came after the end.
-    public mutating func drainedWhileInterrupted() -> [Action] {
-        guard state == .interrupted else { return drained() }
-        atEnd = true
-        return [.emit(.ended)]
+    /// The server played everything up to the end of the file, though the
+    /// player left `playing` first (a call, a pause, an unplugged output)
+    /// in the file's last moments: the server had played its last audio
+    /// before the cork reached it, and answered the drain after. The file
+    /// ended: `ended` now, not when the app plays again. An interruption,
+    /// begun already, ends with the call; the next play starts over, as
+    /// after any end.
+    public mutating func drainedAfterLeavingPlaying() -> [Action] {
+        switch state {
+        case .interrupted:
+            atEnd = true
+            return [.emit(.ended)]
+        case .paused:
+            state = .ended
+            atEnd = true
+            return [.emit(.ended)]
+        default:
+            return drained()
+        }
     }
 
     /// The player cannot go on.

@@ -26,9 +26,10 @@ final class PulsePlayer {
     private var draining: OpaquePointer?
     /// The whole file is written and the server asked to drain it.
     var isDraining: Bool { draining != nil }
-    /// A call interrupted the player while the server played the last of
-    /// the file: the drain's answer may be on its way (see ``drained(success:)``).
-    private var drainingWhenInterrupted = false
+    /// The stream was corked (a call, a pause, an unplugged output) while
+    /// the server played the last of the file: the drain's answer may be on
+    /// its way (see ``drained(success:)``).
+    private var drainingWhenCorked = false
     /// A decoding error met after audio was written: reported once the
     /// server has played what it holds (the drain), not when the decoder,
     /// seconds ahead, met it.
@@ -255,7 +256,6 @@ final class PulsePlayer {
     /// The server asked this stream to cork: an interruption begins, and
     /// is confirmed by corking the stream.
     private func takeCorkRequest() {
-        if draining != nil, machine.state == .playing { drainingWhenInterrupted = true }
         perform(machine.corkRequested())
         if machine.state == .interrupted { confirmInterruption() }
     }
@@ -353,22 +353,22 @@ final class PulsePlayer {
     func drained(success: Bool) {
         if let draining { pa_operation_unref(draining) }
         draining = nil
-        let interrupted = drainingWhenInterrupted
-        drainingWhenInterrupted = false
+        let corked = drainingWhenCorked
+        drainingWhenCorked = false
         guard success else { return }
         if let message = failureAfterDrain {
             failureAfterDrain = nil
             perform([.cork] + machine.failed(message))
-        } else if interrupted, machine.state == .interrupted {
-            // A call began as the file ended, and the server had played it
-            // all before our cork reached it: the drain's answer came after
-            // the cork request. Taken for nothing, as a paused player's is,
-            // it held the end back until the app played after the call
-            // (and `ended` came without `started`). A cork that reaches the
-            // server in time puts back what the sink had not yet played,
-            // and that drain ends on the next play.
+        } else if corked, machine.state == .interrupted || machine.state == .paused {
+            // A call began (or the app paused) as the file ended, and the
+            // server had played it all before our cork reached it: the
+            // drain's answer came after the cork. Taken for nothing, it held
+            // the end back until the app played again (after the call: then
+            // `ended` came without `started`). A cork that reaches the server
+            // in time puts back what the sink had not yet played, and that
+            // drain ends on the next play.
             positionBase = duration
-            perform(machine.drainedWhileInterrupted())
+            perform(machine.drainedAfterLeavingPlaying())
         } else {
             perform(machine.drained())
         }
@@ -398,6 +398,7 @@ final class PulsePlayer {
         guard stream != nil, ready else { return }
         if corked {
             uncorkWhenPrimed = false
+            if draining != nil { drainingWhenCorked = true }
         } else if !primed && !feederFinished {
             uncorkWhenPrimed = true
             fill()
@@ -432,7 +433,7 @@ final class PulsePlayer {
             self.draining = nil
         }
         failureAfterDrain = nil
-        drainingWhenInterrupted = false
+        drainingWhenCorked = false
         positionBase = position
         if let stream, ready, timeBase != nil { timeBase = streamTime(stream) ?? 0 }
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }

@@ -49,14 +49,21 @@ import Testing
         #expect(try player.play() == [.rewind, .uncork])
     }
 
-    @Test func anEndReachedAfterTheCorkRequestEndsTheFileAndKeepsTheInterruption() throws {
+    @Test func anEndReachedAfterTheCorkEndsTheFileAndKeepsAnInterruption() throws {
         var player = AudioPlayerMachine(role: .music)
         _ = try player.play()
         #expect(player.corkRequested() == [.cork, .emit(.interruptionBegan)])
-        #expect(player.drainedWhileInterrupted() == [.emit(.ended)])
+        #expect(player.drainedAfterLeavingPlaying() == [.emit(.ended)])
         #expect(player.state == .interrupted)
         #expect(player.uncorkRequested() == [.emit(.interruptionEnded(shouldResume: true))])
         #expect(try player.play() == [.rewind, .uncork])
+        // Paused as the file ended: it ended.
+        var paused = AudioPlayerMachine(role: .music)
+        _ = try paused.play()
+        #expect(try paused.pause() == [.cork])
+        #expect(paused.drainedAfterLeavingPlaying() == [.emit(.ended)])
+        #expect(paused.state == .ended)
+        #expect(try paused.play() == [.rewind, .uncork])
     }
 
     @Test func seekingAfterTheEndPlaysFromThere() throws {

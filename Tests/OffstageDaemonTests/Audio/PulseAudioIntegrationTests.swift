@@ -183,6 +183,35 @@ import Testing
         #expect(try rig.backend.position(music) < .seconds(1))
     }
 
+    /// The same race with a pause: paused after the server had played the
+    /// whole file, the player took the drain's answer for nothing, and the
+    /// next play ended at once instead of starting over.
+    @Test func aPauseAsTheFileEndsEndsIt() async throws {
+        let rig = try PulseRig()
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
+        try rig.backend.seek(music, to: .milliseconds(3500))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let started = try #require(rig.recorder.time(of: .player(music, .started)))
+        let limit = ContinuousClock.now + .seconds(5)
+        while try !rig.backend.isDraining(music) {
+            try #require(ContinuousClock.now < limit, "the player did not ask for the drain within 5 s")
+            _ = try rig.backend.route()
+        }
+        // Held while the rest of the file plays (see the test above), then paused.
+        try rig.backend.withLoopHeld {
+            Thread.sleep(forTimeInterval: max(0, (started + .milliseconds(2500) - ContinuousClock.now).seconds))
+            try rig.backend.pause(music)
+        }
+        #expect(await rig.recorder.next(.player(music, .ended), timeout: .seconds(2)) != nil)
+        #expect(try rig.backend.state(music) == .ended)
+        #expect(try rig.backend.position(music) == rig.backend.duration(music))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        #expect(try rig.backend.position(music) < .seconds(1))
+        #expect(try rig.backend.state(music) == .playing)
+    }
+
     @Test func musicPlayedDuringACallThatStartedWhileItWasPausedIsInterrupted() async throws {
         let rig = try PulseRig()
         let music = try await rig.playing("clip.wav")
