@@ -300,7 +300,31 @@ public final class Engine {
 
     // MARK: Processes
 
+    /// An app's process was reaped. What it wrote before it died (an ack,
+    /// then `exit`) is read first: its connection ends once the socket is
+    /// read to its end, which is at once, as a dead process holds it no
+    /// more. Handled at once, the exit raced that read, and an app that
+    /// acked and exited was, run to run, blamed for the callback or not.
+    /// A process the app started may still hold the socket: the exit is
+    /// then handled after ``exitReadGrace``, and the connection closed.
     func processExited(_ app: String, launch: Int, status: ExitStatus) {
+        guard let process = processes[app], process.launch == launch, let channel = process.channel, channel.isActive
+        else { return handleExit(app, launch: launch, status: status) }
+        let read = eventLoop.makePromise(of: Void.self)
+        channel.closeFuture.cascade(to: read)
+        let grace = eventLoop.scheduleTask(in: Self.exitReadGrace) { read.succeed() }
+        let bound = handle.engine
+        read.futureResult.whenComplete { _ in
+            grace.cancel()
+            bound.value.handleExit(app, launch: launch, status: status)
+        }
+    }
+
+    /// How long an exited app's connection may stay open (held by a
+    /// process it started) before its exit is handled anyway.
+    static let exitReadGrace: TimeAmount = .milliseconds(100)
+
+    private func handleExit(_ app: String, launch: Int, status: ExitStatus) {
         if let process = processes[app], process.launch == launch {
             processes[app] = nil
             tokens[process.token] = nil
