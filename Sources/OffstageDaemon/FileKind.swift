@@ -63,3 +63,15 @@ func fileTail(atPath path: String, count: Int, from offset: Int = 0) -> (bytes: 
     }
     return (data, startsLine)
 }
+
+/// The directory part of a path, as `NSString.deletingLastPathComponent`
+/// gives it (`a/b` → `a`, `/a` → `/`, `a` → empty), which traps on a
+/// one-character path in swift-corelibs-foundation (`offstage run s`).
+public func parentPath(of path: String) -> String {
+    var trimmed = Substring(path)
+    while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+    var parent = trimmed[..<slash]
+    while parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
+    return parent.isEmpty ? "/" : String(parent)
+}

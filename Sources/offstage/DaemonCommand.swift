@@ -82,5 +82,5 @@ struct DaemonCommand: AsyncParsableCommand {
 /// apps next to it, so app directories can name their executable by name.
 func executableDirectory() -> String {
     let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    return (path as NSString).deletingLastPathComponent
+    return parentPath(of: path)
 }

@@ -36,13 +36,28 @@ struct RunCommand: AsyncParsableCommand {
         return resolved(a) == resolved(b)
     }
 
+    /// Writes a golden file. One that exists is written in place: an atomic
+    /// write replaced a symbolic link (and a pipe) with a plain file, leaving
+    /// the link's target as it was, and reset the file's mode.
+    static func writeGolden(_ text: String, to path: String) throws {
+        guard FileKind(atPath: path) != nil else { return try text.write(toFile: path, atomically: true, encoding: .utf8) }
+        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.close()
+    }
+
     /// Why `path` cannot be written as a file, or nil if it can.
     static func writeProblem(_ path: String) -> String? {
+        if path.isEmpty { return "no file name given" }
+        // "afile/" was judged by its parent, ".", and failed after the run.
+        if path.hasSuffix("/") { return "it ends in \"/\", as a directory does" }
         if let kind = FileKind(atPath: path) {
             if kind == .directory { return "it is a directory" }
             return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = parentPath(of: path)
         let directory = parent.isEmpty ? "." : parent
         guard FileKind(atPath: directory) == .directory else { return "there is no directory \(directory)" }
         return access(directory, W_OK) == 0 ? nil : "\(directory): \(String(cString: strerror(errno)))"
@@ -52,10 +67,16 @@ struct RunCommand: AsyncParsableCommand {
         // The golden files first: a bad path fails before the scenario takes its time.
         var expected: String?
         if let check {
-            guard let text = try? String(contentsOfFile: check, encoding: .utf8) else {
+            // Read as a stream, so that a pipe (`--check <(…)`, /dev/stdin) reads
+            // too: String(contentsOfFile:) failed on one, told as "not UTF-8".
+            let data =
+                FileKind(atPath: check) == .directory
+                ? nil : FileHandle(forReadingAtPath: check).flatMap { try? $0.readToEnd() ?? Data() }
+            guard let data, let text = String(validating: data, as: UTF8.self) else {
                 let reason =
                     access(check, R_OK) != 0 ? String(cString: strerror(errno))
-                    : FileKind(atPath: check) == .directory ? "it is a directory" : "it is not UTF-8 text"
+                    : FileKind(atPath: check) == .directory ? "it is a directory"
+                    : data == nil ? "it cannot be read" : "it is not UTF-8 text"
                 fail("cannot read golden file \(check): \(reason)")
             }
             expected = text
@@ -123,7 +144,7 @@ struct RunCommand: AsyncParsableCommand {
         for failure in outcome.failures { FileHandle.standardError.write(Data("FAIL \(failure)\n".utf8)) }
         if let record {
             do {
-                try golden.write(toFile: record, atomically: true, encoding: .utf8)
+                try Self.writeGolden(golden, to: record)
             } catch {
                 fail("cannot write \(record): \(Self.writeProblem(record) ?? error.localizedDescription)")
             }

@@ -624,6 +624,39 @@ struct CLITests {
         #expect(result.stderr.contains("the lines differ only in spacing: re-record"), "\(result.stderr)")
     }
 
+    /// One-character names trapped in Foundation (`run s`, `--record G`);
+    /// `--record` replaced a symbolic link with a plain file and reset the
+    /// file's mode; a path ending in "/" or empty failed only after the run;
+    /// `--check` from a pipe was "not UTF-8 text".
+    @Test func goldenFilesAndScenariosByAnyName() throws {
+        let directory = try temporaryDirectory()
+        try FileManager.default.copyItem(atPath: Paths.sample("StateLab"), toPath: directory + "/StateLab")
+        try "apps: [StateLab]\nsteps:\n  - do: launch com.offstage.samples.StateLab\n"
+            .write(toFile: directory + "/s", atomically: true, encoding: .utf8)
+        var result = try runOffstage(["run", "s", "--quiet", "--record", "G"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let golden = try String(contentsOfFile: directory + "/G", encoding: .utf8)
+        #expect(golden.contains("[launch]"))
+        // Through a link: the target is written, the link and the mode stay.
+        try FileManager.default.createDirectory(atPath: directory + "/goldens", withIntermediateDirectories: false)
+        try "old\n".write(toFile: directory + "/goldens/launch.txt", atomically: true, encoding: .utf8)
+        #expect(chmod(directory + "/goldens/launch.txt", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/launch.txt", withDestinationPath: "goldens/launch.txt")
+        result = try runOffstage(["run", "s", "--quiet", "--record", "launch.txt"], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(FileKind(atPath: directory + "/launch.txt", followingLinks: false) == .symbolicLink)
+        #expect(try String(contentsOfFile: directory + "/goldens/launch.txt", encoding: .utf8) == golden)
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: directory + "/goldens/launch.txt")[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        // Refused before the run.
+        for (path, reason) in [("afile/", #"it ends in "/", as a directory does"#), ("", "no file name given")] {
+            result = try runOffstage(["run", "s", "--quiet", "--record", path], in: directory)
+            #expect(result.status == 1 && result.stderr == "offstage: error: cannot write \(path): \(reason)\n", "\(result.stderr)")
+        }
+        result = try runOffstage(["run", "s", "--quiet", "--check", "/dev/stdin"], in: directory, input: Array(golden.utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
     @Test func recordingOverTheFileBeingCheckedIsRefused() throws {
         let directory = try temporaryDirectory()
         let scenario = Paths.sample("scenarios/statelab-launch.yaml")

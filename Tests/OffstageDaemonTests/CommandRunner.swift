@@ -24,8 +24,11 @@ let commandLimit: Duration = .seconds(90)
 /// - Parameters:
 ///   - environment: added to (or replacing in) this process's environment.
 ///   - directory: the command's working directory (this process's by default).
+///   - input: its standard input, through a pipe (a small text: written at
+///     once, then the pipe closed).
 func runOffstage(
-    _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil, within limit: Duration = commandLimit
+    _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil, input: [UInt8]? = nil,
+    within limit: Duration = commandLimit
 ) throws -> CommandRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
@@ -36,7 +39,13 @@ func runOffstage(
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    let stdin = input.map { _ in Pipe() }
+    if let stdin { process.standardInput = stdin }
     try process.run()
+    if let stdin, let input {
+        try stdin.fileHandleForWriting.write(contentsOf: input)
+        try stdin.fileHandleForWriting.close()
+    }
     let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: process, within: limit)
     process.waitUntilExit()
     return CommandRun(

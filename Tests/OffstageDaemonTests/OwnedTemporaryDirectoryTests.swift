@@ -91,3 +91,12 @@ import Testing
             "\(String(describing: error))")
     }
 }
+
+/// `parentPath(of:)` gives what `NSString.deletingLastPathComponent` does,
+/// without its trap on a one-character path.
+@Test(arguments: [
+    ("a/b", "a"), ("/a", "/"), ("a", ""), ("s", ""), ("a/b/", "a"), ("/", "/"), ("a//b", "a"), ("/x/y/z", "/x/y"), ("", ""),
+])
+func parentPaths(path: String, parent: String) {
+    #expect(parentPath(of: path) == parent)
+}

@@ -262,6 +262,12 @@ struct ScenarioTests {
         ("apps: [a]\nname: a\u{1}b\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
         // Yams counts characters, and CRLF is one: counted as bytes, the line came out short.
         ("apps: [a]\r\n\u{1}\r\n", "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"),
+        // Every selector ends in ':', so an unquoted `wake` step is a key.
+        ("apps: [a]\nsteps:\n  - at: 1m\n    do: wake a application:performFetchWithCompletionHandler:\n",
+         "bad.yaml:4: not valid YAML: mapping values are not allowed in this context (quote a value that ends in ':', such as do: \"wake ID application:performFetchWithCompletionHandler:\")"),
+        // A duplicated key in a CRLF (or CR) file: split on "\n", it was one line, and the search trapped.
+        ("apps: [a]\r\nsteps:\r\n  - at: 1s\r\n    do: home\r\n    at: 2s\r\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
+        ("apps: [a]\rsteps:\r  - at: 1s\r    do: home\r    at: 2s\r", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

@@ -33,7 +33,7 @@ public struct AppBundle: Sendable, Equatable {
             throw DaemonError(.badPlist, "\(path): no such file or directory")
         }
         let plistPath = isDirectory.boolValue ? absolute + "/Info.plist" : absolute
-        let directory = isDirectory.boolValue ? absolute : (absolute as NSString).deletingLastPathComponent
+        let directory = isDirectory.boolValue ? absolute : parentPath(of: absolute)
         guard let data = FileManager.default.contents(atPath: plistPath) else {
             throw DaemonError(.badPlist, "\(plistPath): no Info.plist here")
         }

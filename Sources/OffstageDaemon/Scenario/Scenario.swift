@@ -144,7 +144,7 @@ extension Scenario {
         if LifecyclePolicy.profile(named: profile) == nil {
             throw error(top["profile"], "unknown profile \"\(profile)\" (ios6, ios7 or ios13)")
         }
-        let base = base ?? (file as NSString).deletingLastPathComponent
+        let base = base ?? parentPath(of: file)
         guard let appsNode = top["apps"], let appList = appsNode.sequence else {
             throw error(top["apps"] ?? root, "expected \"apps\": a list of app directories")
         }
@@ -308,9 +308,11 @@ extension Scenario {
             // second, the next line down that starts with the key in the
             // same column.
             guard let key = duplicates.first, context.mark.column >= 1 else { return context.mark.line }
-            let lines = context.text.split(separator: "\n", omittingEmptySubsequences: false)
+            // By line ends of every kind: split on "\n", a CRLF file (where
+            // "\r\n" is one character) was one line, and the loop's range trapped.
+            let lines = context.text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
             let indent = context.mark.column - 1
-            for index in context.mark.line..<lines.count {
+            for index in context.mark.line..<max(context.mark.line, lines.count) {
                 let line = lines[index]
                 guard line.count > indent else { continue }
                 let rest = line.dropFirst(indent)
@@ -332,6 +334,11 @@ extension Scenario {
             // `[applicationDidBecomeActive:]`: in a flow list the colon ends a key.
             if problem.contains("unexpected ':'") {
                 return problem + " (quote names that end in ':' inside [ ], such as [\"applicationDidBecomeActive:\"])"
+            }
+            // `do: wake ID application:performFetchWithCompletionHandler:`: the
+            // selector's last colon makes the line a key.
+            if problem.contains("mapping values are not allowed") {
+                return problem + " (quote a value that ends in ':', such as do: \"wake ID application:performFetchWithCompletionHandler:\")"
             }
             return problem
         case .duplicatedKeysInMapping(let duplicates, _):

@@ -28,7 +28,7 @@ public enum DefaultPaths {
     /// `…/NAME`) → `…/NAME.apps.sock`, so that daemons whose control
     /// sockets share a directory do not share an app socket.
     public static func appSocket(forControlSocket path: String) -> String {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentPath(of: path)
         let name = (path as NSString).lastPathComponent
         guard name != "control.sock" else { return directory + "/apps.sock" }
         let stem = name.hasSuffix(".sock") ? String(name.dropLast(5)) : name
@@ -44,7 +44,7 @@ enum SocketPreparation {
         guard path.utf8.count < 108 else {
             throw DaemonError(.badRequest, "socket path too long for a Unix socket (max 107 bytes): \(path)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentPath(of: path)
         if FileKind(atPath: directory) != .directory {
             // A directory we create is ours: 0700. An existing one (say /tmp)
             // is left as it is; the socket itself is 0600.
