@@ -42,7 +42,15 @@ extension Springboard {
             if case .alertReply = input, locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first, or dismiss the alert") }
         case .memoryWarning, .memoryPressure, .deviceChange:
             break
-        case .wake(let id, _, _):
+        case .wake(let id, let callback, _):
+            // A service's callback: the lifecycle's own, delivered by a wake,
+            // gave an active app `applicationWillTerminate:` and left it active.
+            if CallbackName(rawValue: callback) != nil || SystemNotificationName(rawValue: callback) != nil {
+                throw LifecycleError(
+                    .invalidCallback,
+                    "\(callback) is the system's own callback; wake delivers a service's, such as "
+                        + "application:performFetchWithCompletionHandler:")
+            }
             if !(try requireApp(id)).hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .launchInBackground(let id, _):
             if (try requireApp(id)).hasProcess { throw LifecycleError(.invalidState, "\(id) is already running") }

@@ -69,6 +69,8 @@ public struct LifecycleError: Error, Equatable, Sendable, CustomStringConvertibl
         case switcherHidden
         case notRunning
         case invalidTask
+        /// A `wake` with one of the system's own callbacks.
+        case invalidCallback
     }
 
     public var code: Code

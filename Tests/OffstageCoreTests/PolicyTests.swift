@@ -176,6 +176,25 @@ struct PolicyTests {
         #expect(device.state(lab) == .suspended)
     }
 
+    /// A wake with the lifecycle's own callback gave an active app
+    /// `applicationWillTerminate:` and `applicationDidEnterBackground:`,
+    /// and left it active.
+    @Test func aWakeWithTheSystemsOwnCallbackIsRefused() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        try device.submit(.launch(lab))
+        device.clear()
+        for name in [CallbackName.willTerminate.rawValue, CallbackName.didEnterBackground.rawValue, "timerFired",
+            SystemNotificationName.locale.rawValue]
+        {
+            let error = #expect(throws: LifecycleError.self) {
+                try device.submit(.wake(lab, callback: name, detail: [:]))
+            }
+            #expect(error?.code == .invalidCallback && error?.message.hasPrefix("\(name) is the system's own callback") == true)
+        }
+        #expect(device.names(lab).isEmpty)
+        #expect(device.state(lab) == .active)
+    }
+
     @Test func aZeroWakeWindowSuspendsAsSoonAsTheCallbackIsAckedWithoutATimer() throws {
         var policy = LifecyclePolicy.default
         policy.wakeWindow = .zero

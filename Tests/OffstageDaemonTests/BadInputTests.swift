@@ -78,6 +78,20 @@ struct BadInputTests {
             message = try await test.refused(["command": "install", "path": .string(dotted)])
             #expect(message.hasSuffix("CFBundleIdentifier \"\(id)\" has an empty part (it starts or ends with '.' or has '..')"), "\(message)")
         }
+        // Not ASCII (two forms of "é" were one app to the daemon, two to the
+        // store), and too long for its log's name (launches failed).
+        let cases = [
+            ("com.ex.Caf\u{E9}", "may hold only ASCII letters and digits, '.', '-' and '_'"),
+            ("com.ex.Cafe\u{301}", "may hold only ASCII letters and digits, '.', '-' and '_'"),
+            ("com.ex." + String(repeating: "b", count: 194), "is longer than 200 characters (it names the app's container and log file)"),
+        ]
+        for (id, problem) in cases {
+            let odd = try writeApp(
+                dir, plist: plist("<key>CFBundleIdentifier</key><string>\(id)</string><key>CFBundleExecutable</key><string>StateLab</string>"))
+            message = try await test.refused(["command": "install", "path": .string(odd)])
+            #expect(message.hasSuffix("CFBundleIdentifier \"\(id)\" \(problem)"), "\(message)")
+        }
+        #expect(AppBundle.bundleIDProblem("com.ex." + String(repeating: "b", count: 193)) == nil)
 
         let notExecutable = try writeApp(
             dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>Info.plist</string>"))

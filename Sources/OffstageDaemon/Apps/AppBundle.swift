@@ -104,13 +104,27 @@ public struct AppBundle: Sendable, Equatable {
             name: name, directory: directory, plistPath: plistPath, executable: resolved)
     }
 
-    /// Why `id` cannot be a bundle id, if it cannot: it may hold only
-    /// letters, digits, `.`, `-` and `_`, with no empty part (the id names
-    /// the app's container and log: "." or ".." would be a directory above
-    /// them).
+    /// The longest bundle id: well within a file name's 255 bytes.
+    public static let maximumBundleIDLength = 200
+
+    /// Why `id` cannot be a bundle id, if it cannot: it may hold only ASCII
+    /// letters, digits, `.`, `-` and `_`, up to ``maximumBundleIDLength``,
+    /// with no empty part (the id names the app's container and log: "."
+    /// or ".." would be a directory above them).
     public static func bundleIDProblem(_ id: String) -> String? {
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
-            return "may hold only letters, digits, '.', '-' and '_'"
+        // ASCII, as on iOS: two ids Unicode takes for one (an "é" composed
+        // or not) were one app to the daemon and two to the store and the
+        // file system, and an uninstall left the other behind.
+        guard id.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }) else {
+            return "may hold only ASCII letters and digits, '.', '-' and '_'"
+        }
+        // It names the container and the log (ID.log), which a file system
+        // holds to 255 bytes: at 252 an install passed and every launch failed.
+        guard id.utf8.count <= maximumBundleIDLength else {
+            return "is longer than \(maximumBundleIDLength) characters (it names the app's container and log file)"
         }
         guard !id.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
             return "has an empty part (it starts or ends with '.' or has '..')"
