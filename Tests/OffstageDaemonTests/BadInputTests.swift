@@ -222,24 +222,9 @@ struct BadInputTests {
     @Test func anAckWrittenJustBeforeExitingCounts() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        let app = test.directory + "/AckAndGo"
-        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        try """
-            #!/usr/bin/env python3
-            import json, os, socket
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["OFFSTAGE_SOCKET"])
-            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
-            for line in s.makefile():
-                message = json.loads(line)
-                if message.get("type") == "callback":
-                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n").encode())
-                    if message["name"] == "applicationDidBecomeActive:":
-                        os._exit(3)
-            """.write(toFile: app + "/run", atomically: true, encoding: .utf8)
-        #expect(chmod(app + "/run", 0o755) == 0)
-        try plist("<key>CFBundleIdentifier</key><string>com.example.AckAndGo</string><key>CFBundleExecutable</key><string>run</string>")
-            .write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        let app = try scriptApp(
+            "com.example.AckAndGo", in: test.directory,
+            script: pythonAckingApp(afterAck: #"if message["name"] == "applicationDidBecomeActive:": os._exit(3)"#))
         try await test.ok(["command": "install", "path": .string(app)])
         for round in 1...30 {
             // Refused as "did not launch" when the exit came first.

@@ -526,17 +526,7 @@ struct CLITests {
         let directory = try temporaryDirectory()
         let app = try scriptApp(
             "com.example.Blank", in: directory,
-            script: """
-            #!/usr/bin/env python3
-            import json, os, socket
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["OFFSTAGE_SOCKET"])
-            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n\\n").encode())
-            for line in s.makefile():
-                message = json.loads(line)
-                if message.get("type") == "callback":
-                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n \\r\\n").encode())
-            """)
+            script: pythonAckingApp(helloEnd: #"\n\n"#, ackEnd: #"\n \r\n"#))
         let (running, socket) = try startedDaemon(in: directory)
         defer { stop(running) }
         #expect(try offstage(["install", app] + socket).status == 0)
@@ -824,19 +814,6 @@ struct CLITests {
 
     /// An app directory in `directory` whose executable is `script` (any
     /// language may be an app); its path.
-    func scriptApp(_ bundleID: String, in directory: String, script: String) throws -> String {
-        let app = directory + "/" + (bundleID.split(separator: ".").last.map(String.init) ?? bundleID)
-        try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
-        try script.write(toFile: app + "/run", atomically: true, encoding: .utf8)
-        #expect(chmod(app + "/run", 0o755) == 0)
-        try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>\(bundleID)</string>\
-            <key>CFBundleExecutable</key><string>run</string></dict></plist>
-            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
-        return app
-    }
-
     /// A daemon (`offstage daemon`, in `directory`) that has spawned an app
     /// that never says hello, `com.example.Sleepy`: its launch waits for
     /// the 20 s limit. The caller stops the daemon and finishes `launch`.

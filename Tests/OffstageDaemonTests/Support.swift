@@ -166,3 +166,38 @@ final class ResumeOnce<Value: Sendable>: Sendable {
         continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }
+
+/// An app directory (Info.plist and an executable `run`) for `script`,
+/// named by the id's last part in `directory`.
+func scriptApp(_ bundleID: String, in directory: String, script: String) throws -> String {
+    let app = directory + "/" + (bundleID.split(separator: ".").last.map(String.init) ?? bundleID)
+    try FileManager.default.createDirectory(atPath: app, withIntermediateDirectories: true)
+    try script.write(toFile: app + "/run", atomically: true, encoding: .utf8)
+    #expect(chmod(app + "/run", 0o755) == 0)
+    try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>\(bundleID)</string>\
+        <key>CFBundleExecutable</key><string>run</string></dict></plist>
+        """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+    return app
+}
+
+/// A Python app that says hello and acks every callback as protocol.md
+/// describes: `helloEnd` and `ackEnd` end its lines (Python text), and
+/// `afterAck`, one Python statement, runs after each ack with the callback
+/// in `message`.
+func pythonAckingApp(helloEnd: String = #"\n"#, ackEnd: String = #"\n"#, afterAck: String = "pass") -> String {
+    """
+    #!/usr/bin/env python3
+    import json, os, socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(os.environ["OFFSTAGE_SOCKET"])
+    s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\(helloEnd)").encode())
+    for line in s.makefile():
+        message = json.loads(line)
+        if message.get("type") == "callback":
+            s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\(ackEnd)").encode())
+            \(afterAck)
+
+    """
+}

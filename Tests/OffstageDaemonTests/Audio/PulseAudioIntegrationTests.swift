@@ -142,28 +142,14 @@ import Testing
     @Test func aCallThatBeginsAsTheFileEndsDoesNotHoldBackTheEnd() async throws {
         let rig = try PulseRig()
         let caller = try PulseCaller(server: rig.server.serverAddress)
-        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
-        // The last 1.5 s fit the server's queue: all of it is written, and
-        // the drain asked for, as soon as it plays.
-        try rig.backend.seek(music, to: .milliseconds(3500))
-        try rig.backend.play(music)
-        #expect(await rig.recorder.next(.player(music, .started)) != nil)
-        let started = try #require(rig.recorder.time(of: .player(music, .started)))
-        // Until the drain is asked for: each look is a round trip to the server.
-        let limit = ContinuousClock.now + .seconds(5)
-        while try !rig.backend.isDraining(music) {
-            try #require(ContinuousClock.now < limit, "the player did not ask for the drain within 5 s")
-            _ = try rig.backend.route()
-        }
+        let (music, started) = try await playingTheEndOfClip(rig)
         // The call starts before the end. With this client's loop held, the
         // server mutes the music but plays it to the end, and answers the
-        // drain after the cork request. Nothing can be awaited here: the
-        // drain's answer is what the held loop holds back, so the hold lasts
-        // as long as the rest of the file takes to play, with a margin.
+        // drain after the cork request.
         let (call, ringing) = try rig.backend.withLoopHeld {
             let call = try caller.ring()
             let ringing = ContinuousClock.now
-            Thread.sleep(forTimeInterval: max(0, (started + .milliseconds(2500) - ContinuousClock.now).seconds))
+            waitUntilTheEndHasPlayed(since: started)
             return (call, ringing)
         }
         try #require(ringing - started < .seconds(1), "the call began \(ringing - started) after play, too late for the race")
@@ -188,6 +174,25 @@ import Testing
     /// next play ended at once instead of starting over.
     @Test func aPauseAsTheFileEndsEndsIt() async throws {
         let rig = try PulseRig()
+        let (music, started) = try await playingTheEndOfClip(rig)
+        // Held while the rest of the file plays, then paused.
+        try rig.backend.withLoopHeld {
+            waitUntilTheEndHasPlayed(since: started)
+            try rig.backend.pause(music)
+        }
+        #expect(await rig.recorder.next(.player(music, .ended), timeout: .seconds(2)) != nil)
+        #expect(try rig.backend.state(music) == .ended)
+        #expect(try rig.backend.position(music) == rig.backend.duration(music))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        #expect(try rig.backend.position(music) < .seconds(1))
+        #expect(try rig.backend.state(music) == .playing)
+    }
+
+    /// `clip.wav`'s last 1.5 s playing, which fit the server's queue: all of
+    /// it written and the drain asked for (each look a round trip to the
+    /// server); and when it started.
+    func playingTheEndOfClip(_ rig: PulseRig) async throws -> (AudioPlayerID, ContinuousClock.Instant) {
         let music = try rig.backend.makePlayer(AudioPlayerRequest(path: audioFixture("clip.wav"), appName: "Radio"))
         try rig.backend.seek(music, to: .milliseconds(3500))
         try rig.backend.play(music)
@@ -198,18 +203,14 @@ import Testing
             try #require(ContinuousClock.now < limit, "the player did not ask for the drain within 5 s")
             _ = try rig.backend.route()
         }
-        // Held while the rest of the file plays (see the test above), then paused.
-        try rig.backend.withLoopHeld {
-            Thread.sleep(forTimeInterval: max(0, (started + .milliseconds(2500) - ContinuousClock.now).seconds))
-            try rig.backend.pause(music)
-        }
-        #expect(await rig.recorder.next(.player(music, .ended), timeout: .seconds(2)) != nil)
-        #expect(try rig.backend.state(music) == .ended)
-        #expect(try rig.backend.position(music) == rig.backend.duration(music))
-        try rig.backend.play(music)
-        #expect(await rig.recorder.next(.player(music, .started)) != nil)
-        #expect(try rig.backend.position(music) < .seconds(1))
-        #expect(try rig.backend.state(music) == .playing)
+        return (music, started)
+    }
+
+    /// Blocks (holding the client's loop) until the rest of the file has
+    /// played, with a margin. Nothing can be awaited: the drain's answer is
+    /// what the held loop holds back.
+    func waitUntilTheEndHasPlayed(since started: ContinuousClock.Instant) {
+        Thread.sleep(forTimeInterval: max(0, (started + .milliseconds(2500) - ContinuousClock.now).seconds))
     }
 
     @Test func musicPlayedDuringACallThatStartedWhileItWasPausedIsInterrupted() async throws {
