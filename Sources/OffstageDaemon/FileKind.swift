@@ -65,8 +65,9 @@ func fileTail(atPath path: String, count: Int, from offset: Int = 0) -> (bytes: 
 }
 
 /// The directory part of a path, as `NSString.deletingLastPathComponent`
-/// gives it (`a/b` → `a`, `/a` → `/`, `a` → empty), which traps on a
-/// one-character path in swift-corelibs-foundation (`offstage run s`).
+/// gives it (`a/b` → `a`, `/a` → `/`, `a` → empty; doubled slashes inside
+/// are kept), which traps on a one-character path in
+/// swift-corelibs-foundation (`offstage run s`).
 public func parentPath(of path: String) -> String {
     var trimmed = Substring(path)
     while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }

@@ -62,13 +62,19 @@ public final class Defaults: Sendable {
 
     private func loadIfNeeded(_ stored: inout [String: JSONValue]?) {
         guard stored == nil else { return }
-        if let data = try? Data(contentsOf: fileURL), let json = try? JSONValue(parsing: Array(data)),
-            let object = json.objectValue
-        {
+        stored = [:]
+        guard let data = try? Data(contentsOf: fileURL) else { return }
+        if let object = (try? JSONValue(parsing: Array(data)))?.objectValue {
             stored = object
-        } else {
-            stored = [:]
+            return
         }
+        // Unreadable (damaged, hand-edited, not UTF-8): kept aside with a
+        // word, not overwritten by the next `set` with every key lost.
+        let aside = fileURL.path + ".bad"
+        try? FileManager.default.removeItem(atPath: aside)
+        let moved = (try? FileManager.default.moveItem(atPath: fileURL.path, toPath: aside)) != nil
+        FileHandle.standardError.write(
+            Data("offstage: warning: \(fileURL.path) is not a JSON object; starting empty\(moved ? ", the file kept as \(aside)" : "")\n".utf8))
     }
 
     private func persist(_ object: [String: JSONValue]) {

@@ -36,16 +36,47 @@ struct RunCommand: AsyncParsableCommand {
         return resolved(a) == resolved(b)
     }
 
-    /// Writes a golden file. One that exists is written in place: an atomic
-    /// write replaced a symbolic link (and a pipe) with a plain file, leaving
-    /// the link's target as it was, and reset the file's mode.
+    /// Writes a golden file through symbolic links (a plain atomic write
+    /// replaced the link with a file and left its target as it was), by an
+    /// atomic rename that keeps the old file until the new one is whole, with
+    /// the old file's mode. A pipe or a device is written in place; a pipe
+    /// nobody reads is an error, not a wait for good.
     static func writeGolden(_ text: String, to path: String) throws {
-        guard FileKind(atPath: path) != nil else { return try text.write(toFile: path, atomically: true, encoding: .utf8) }
-        let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        try handle.write(contentsOf: Data(text.utf8))
-        try handle.close()
+        let target = linkTarget(path)
+        var info = stat()
+        let exists = stat(target, &info) == 0
+        if exists, info.st_mode & S_IFMT != S_IFREG {
+            let fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else {
+                if errno == ENXIO { throw GoldenWriteError("no process reads the pipe") }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            try handle.write(contentsOf: Data(text.utf8))
+            return try handle.close()
+        }
+        try text.write(toFile: target, atomically: true, encoding: .utf8)
+        if exists { _ = chmod(target, info.st_mode & 0o7777) }
+    }
+
+    /// Where a chain of symbolic links ends (the path itself if it is none),
+    /// whether or not a file is there yet.
+    static func linkTarget(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            guard FileKind(atPath: current, followingLinks: false) == .symbolicLink,
+                let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
+            else { break }
+            let parent = parentPath(of: current)
+            current = destination.hasPrefix("/") || parent.isEmpty ? destination : parent + "/" + destination
+        }
+        return current
+    }
+
+    struct GoldenWriteError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
     }
 
     /// Why `path` cannot be written as a file, or nil if it can.
@@ -146,7 +177,8 @@ struct RunCommand: AsyncParsableCommand {
             do {
                 try Self.writeGolden(golden, to: record)
             } catch {
-                fail("cannot write \(record): \(Self.writeProblem(record) ?? error.localizedDescription)")
+                let reason = (error as? GoldenWriteError)?.description ?? error.localizedDescription
+                fail("cannot write \(record): \(Self.writeProblem(record) ?? reason)")
             }
             if !quiet { FileHandle.standardError.write(Data("recorded \(outcome.timeline.count) events to \(record)\n".utf8)) }
             if failed {

@@ -638,6 +638,14 @@ struct CLITests {
         #expect(try String(contentsOfFile: directory + "/goldens/launch.txt", encoding: .utf8) == golden)
         let mode = try #require(try FileManager.default.attributesOfItem(atPath: directory + "/goldens/launch.txt")[.posixPermissions] as? Int)
         #expect(mode == 0o600)
+        // A link to a file not there yet makes it; a pipe nobody reads is said.
+        try FileManager.default.createSymbolicLink(atPath: directory + "/new.txt", withDestinationPath: "goldens/new.txt")
+        result = try runOffstage(["run", "s", "--quiet", "--record", "new.txt"], in: directory)
+        #expect(result.status == 0 && FileKind(atPath: directory + "/new.txt", followingLinks: false) == .symbolicLink)
+        #expect(try String(contentsOfFile: directory + "/goldens/new.txt", encoding: .utf8) == golden)
+        #expect(mkfifo(directory + "/fifo", 0o600) == 0)
+        result = try runOffstage(["run", "s", "--quiet", "--record", "fifo"], in: directory)
+        #expect(result.status == 1 && result.stderr == "offstage: error: cannot write fifo: no process reads the pipe\n", "\(result.stderr)")
         // Refused before the run.
         for (path, reason) in [("afile/", #"it ends in "/", as a directory does"#), ("", "no file name given")] {
             result = try runOffstage(["run", "s", "--quiet", "--record", path], in: directory)

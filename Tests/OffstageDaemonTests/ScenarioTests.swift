@@ -277,6 +277,15 @@ struct ScenarioTests {
         }
     }
 
+    /// The hint to quote a value ending in ':' is for such lines only.
+    @Test func theQuoteHintIsForValuesEndingInAColon() {
+        #expect {
+            _ = try Scenario.parse("name: a: b\napps: [a]\n", file: "bad.yaml")
+        } throws: { error in
+            "\(error)" == "bad.yaml:1: not valid YAML: mapping values are not allowed in this context"
+        }
+    }
+
     /// `steps:` with nothing after it is no steps, as no `steps` key is; it
     /// was "expected a list".
     @Test func stepsWithNoValueAreNoSteps() throws {

@@ -17,6 +17,20 @@ final class DefaultsTests {
 
     var fileURL: URL { URL(fileURLWithPath: directory + "/Library/Preferences/defaults.json") }
 
+    /// A file that does not parse (here a byte that is not UTF-8, which the
+    /// parser now refuses) was taken for an empty store, and the next `set`
+    /// wrote over it, every key lost.
+    @Test func anUnreadableFileIsKeptAsideNotOverwritten() throws {
+        try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let damaged = Array(#"{"city":"Montr"#.utf8) + [0xE9] + Array(#"al","index":3}"#.utf8)
+        try Data(damaged).write(to: fileURL)
+        let defaults = Defaults(fileURL: fileURL)
+        #expect(defaults.integer(forKey: "index") == 0)
+        defaults.set(4, forKey: "index")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fileURL.path + ".bad")) == Data(damaged))
+        #expect(try JSONValue(parsing: Array(try Data(contentsOf: fileURL))) == ["index": 4])
+    }
+
     @Test func aValueSetIsReadBackByANewStore() throws {
         let defaults = Defaults(fileURL: fileURL)
         defaults.set(7, forKey: "index")

@@ -78,6 +78,9 @@ public final class Engine {
         var launch: Int
         var token: String
         var channel: Channel?
+        /// Reaped, its connection still being read (``processExited(_:launch:status:)``):
+        /// its pid may be another process's by now, and is never signalled.
+        var exitStatus: ExitStatus?
     }
 
     init(eventLoop: EventLoop, configuration: DaemonConfiguration) throws {
@@ -252,11 +255,11 @@ public final class Engine {
         case .spawn(let app, let launch):
             return spawn(app, launch: launch)
         case .freeze(let app):
-            if let pid = processes[app]?.pid { effects.append(.freeze(pid: pid)) }
+            if let process = processes[app], process.exitStatus == nil { effects.append(.freeze(pid: process.pid)) }
         case .thaw(let app):
-            if let pid = processes[app]?.pid { effects.append(.thaw(pid: pid)) }
+            if let process = processes[app], process.exitStatus == nil { effects.append(.thaw(pid: process.pid)) }
         case .kill(let app, let launch):
-            if let process = processes[app], process.launch == launch {
+            if let process = processes[app], process.launch == launch, process.exitStatus == nil {
                 effects.append(.terminate(pid: process.pid))
             }
         }
@@ -307,16 +310,23 @@ public final class Engine {
     /// acked and exited was, run to run, blamed for the callback or not.
     /// A process the app started may still hold the socket: the exit is
     /// then handled after ``exitReadGrace``, and the connection closed.
+    /// Meanwhile the pid, reaped, is never signalled (``AppProcess/exitStatus``).
     func processExited(_ app: String, launch: Int, status: ExitStatus) {
         guard let process = processes[app], process.launch == launch, let channel = process.channel, channel.isActive
         else { return handleExit(app, launch: launch, status: status) }
+        processes[app]?.exitStatus = status
         let read = eventLoop.makePromise(of: Void.self)
         channel.closeFuture.cascade(to: read)
         let grace = eventLoop.scheduleTask(in: Self.exitReadGrace) { read.succeed() }
         let bound = handle.engine
         read.futureResult.whenComplete { _ in
             grace.cancel()
-            bound.value.handleExit(app, launch: launch, status: status)
+            let engine = bound.value
+            // This launch's token and connection go even if a relaunch (after
+            // a kill the core counts as done) has taken the app's entry.
+            engine.tokens[process.token] = nil
+            channel.close(promise: nil)
+            engine.handleExit(app, launch: launch, status: status)
         }
     }
 
@@ -480,6 +490,11 @@ public final class Engine {
     /// Kills every app process (the device powers off) and logs it; the
     /// future completes once every process has been reaped (or after 5 s).
     func shutdown() -> EventLoopFuture<Void> {
+        // Reaped, their connections still being read: their exits are
+        // handled now (a crash logged as such, not as the daemon's stop).
+        for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
+            if let status = process.exitStatus { handleExit(app, launch: process.launch, status: status) }
+        }
         for (app, process) in processes.sorted(by: { $0.key < $1.key }) {
             host.terminate(process.pid)
             storeWrite { try store.forgetProcess(app) }

@@ -10,7 +10,7 @@ import OffstageCore
 /// stands, with what it lacks taken from the earlier one. A line that is
 /// not JSON (a truncated line, say), or a `TPV` with a fix but no `lat` or
 /// `lon`, is bad input. A fixture is one device's track: that of the first
-/// fix that names its device. Another named device's fixes are skipped,
+/// accepted fix that names its device. Another named device's fixes are skipped,
 /// told once per device (bad input at its first fix): read as one track,
 /// two receivers' fixes of the same second were refused as not advancing,
 /// one by one. A report that names no device is the track's.
@@ -29,16 +29,19 @@ public struct GPSDJSONFixReader: Sendable {
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
         var checker = LocationFixChecker(file: path, options: options)
-        // The last fix read, held until a report of another time comes.
-        var held: (fix: LocationFix, line: Int)?
-        // The device of the first fix that names one, and the other devices
-        // already told of.
+        // The last fix read (and its device), held until a report of another
+        // time comes.
+        var held: (fix: LocationFix, line: Int, device: String?)?
+        // The device of the first accepted fix that names one, and the other
+        // devices already told of.
         var trackDevice: String?
         var otherDevices: Set<String> = []
         func deliverHeld() throws {
-            guard let (fix, line) = held else { return }
+            guard let (fix, line, device) = held else { return }
             held = nil
-            if let accepted = try checker.accept(fix, line: line) { try body(accepted) }
+            guard let accepted = try checker.accept(fix, line: line) else { return }
+            if trackDevice == nil { trackDevice = device }
+            try body(accepted)
         }
         /// Reports bad input after the fix held from the lines before it.
         func issue(line: Int, _ message: String) throws {
@@ -69,18 +72,6 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
-            let device = object["device"] as? String
-            if let trackDevice, let device, device != trackDevice {
-                if otherDevices.insert(device).inserted {
-                    try issue(
-                        line: number,
-                        "a fix from device \"\(device)\", not the track's \"\(trackDevice)\": "
-                            + "a fixture is one device's track, so this device's fixes are skipped (told once)")
-                } else {
-                    checker.ignore()
-                }
-                continue
-            }
             if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
                 object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull)
             }) {
@@ -101,20 +92,33 @@ public struct GPSDJSONFixReader: Sendable {
                 try issue(line: number, LocationTimeFormat.badTime(timeText, label: "time"))
                 continue
             }
+            let device = object["device"] as? String
+            // The epoch held is over: delivered (and its device made the
+            // track's, if accepted) before this report is judged.
+            if let earlier = held, earlier.fix.time != time { try deliverHeld() }
+            if let track = trackDevice ?? held?.device, let device, device != track {
+                if otherDevices.insert(device).inserted {
+                    try issue(
+                        line: number,
+                        "a fix from device \"\(device)\", not the track's \"\(track)\": "
+                            + "a fixture is one device's track, so this device's fixes are skipped (told once)")
+                } else {
+                    checker.ignore()
+                }
+                continue
+            }
             func value(_ key: String) -> Double? { (object[key] as? NSNumber)?.doubleValue }
             let accuracy = value("eph") ?? zip2(value("epx"), value("epy")).map { max($0, $1) }
             let fix = LocationFix(
                 latitude: lat, longitude: lon, time: time,
                 altitude: value("altMSL") ?? value("alt"), speed: value("speed"), course: value("track"),
                 horizontalAccuracy: accuracy)
-            if trackDevice == nil { trackDevice = device }
-            if let earlier = held, earlier.fix.time == fix.time {
-                held = (fix.filling(from: earlier.fix), number)
+            if let earlier = held {  // of the same time
+                held = (fix.filling(from: earlier.fix), number, earlier.device ?? device)
                 checker.ignore()
                 continue
             }
-            try deliverHeld()
-            held = (fix, number)
+            held = (fix, number, device)
         }
         try deliverHeld()
         return checker.summary

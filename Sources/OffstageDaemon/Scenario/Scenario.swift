@@ -336,8 +336,12 @@ extension Scenario {
                 return problem + " (quote names that end in ':' inside [ ], such as [\"applicationDidBecomeActive:\"])"
             }
             // `do: wake ID application:performFetchWithCompletionHandler:`: the
-            // selector's last colon makes the line a key.
-            if problem.contains("mapping values are not allowed") {
+            // selector's last colon makes the line a key (not a mis-indented
+            // key or `name: a: b`, whose lines do not end in one).
+            if problem.contains("mapping values are not allowed"), case .scanner(_, _, let mark, let yaml) = error,
+                let line = yaml.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).dropFirst(mark.line - 1).first,
+                line.trimmingCharacters(in: .whitespaces).hasSuffix(":")
+            {
                 return problem + " (quote a value that ends in ':', such as do: \"wake ID application:performFetchWithCompletionHandler:\")"
             }
             return problem

@@ -11,7 +11,7 @@ struct GPSWatchCommand: AsyncParsableCommand {
         discussion: "A gpsd that cannot be reached at the start is an error, unless --wait says to wait for it to come up."
     )
 
-    @Option(name: .customLong("gpsd"), help: "The gpsd as HOST:PORT, HOST or PORT (default: localhost:2947).")
+    @Option(name: .customLong("gpsd"), help: "The gpsd as HOST:PORT, HOST or PORT.")
     var gpsd: String = "localhost:2947"
 
     @Option(parsing: .unconditional, help: "Exit after this many fixes.")

@@ -455,6 +455,17 @@ extension GPSDJSONFixReaderTests {
         #expect(summary.issues.first?.message == #"a fix from device "/dev/ttyB\x1B[2J", not the track's "/dev/ttyA": "#
             + "a fixture is one device's track, so this device's fixes are skipped (told once)")
         #expect(summary.skipped == 2 && summary.ignored == 1)
+        // A refused first fix does not choose the track; another device's
+        // report without a time is ignored, as any is.
+        let refused = """
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":95,"lon":2.35}
+            {"class":"TPV","device":"/dev/ttyB","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":40.0,"lon":3.0}
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"lat":48.85,"lon":2.35}
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:02.000Z","lat":48.85,"lon":2.35}
+            """
+        let (bFixes, bSummary) = try readAll(try write(refused, to: "refused.json", in: dir))
+        #expect(bFixes.map(\.latitude) == [40.0])
+        #expect(bSummary.issues.map(\.line) == [1, 4] && bSummary.ignored == 1)
     }
 }
 
