@@ -26,11 +26,14 @@ public enum GPSDControl {
     /// Removes a device from a gpsd through its control socket (`-PATH`).
     /// - Parameter limit: how long to wait for gpsd's answer (an undo
     ///   made with signals put off wants a short one).
-    public static func removeDevice(_ path: String, controlSocket: String, within limit: Duration = .seconds(30)) throws {
+    public static func removeDevice(_ path: String, controlSocket: String, within limit: Duration = answerLimit) throws {
         try command("-\(path)\n", controlSocket: controlSocket, within: limit)
     }
 
-    private static func command(_ text: String, controlSocket: String, within limit: Duration = .seconds(30)) throws {
+    /// How long a control command waits for gpsd's answer (see ``command``).
+    public static let answerLimit: Duration = .seconds(30)
+
+    private static func command(_ text: String, controlSocket: String, within limit: Duration = answerLimit) throws {
         let fd = try LocationSocket.connectUnix(path: controlSocket)
         defer { close(fd) }
         try LocationSocket.send(fd, text)

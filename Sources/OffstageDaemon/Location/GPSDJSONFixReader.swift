@@ -63,7 +63,7 @@ public struct GPSDJSONFixReader: Sendable {
                 continue
             }
             // A mode that is not a number ("3") was taken for no fix, in silence.
-            if let given = object["mode"], !(given is NSNumber) {
+            if let given = object["mode"], !(given is NSNumber || given is NSNull) {
                 try issue(line: number, "mode is not a number (\(jsonText(given)))")
                 continue
             }
@@ -98,7 +98,10 @@ public struct GPSDJSONFixReader: Sendable {
             if let earlier = held, earlier.fix.time != time { try deliverHeld() }
             if let track = trackDevice ?? held?.device, let device, device != track {
                 if otherDevices.insert(device).inserted {
-                    try issue(
+                    // The track's epoch held may go on after this report: it
+                    // is delivered first only when the bad line stops the read.
+                    if options.policy == .strict { try deliverHeld() }
+                    try checker.issue(
                         line: number,
                         "a fix from device \"\(device)\", not the track's \"\(track)\": "
                             + "a fixture is one device's track, so this device's fixes are skipped (told once)")

@@ -198,25 +198,29 @@ struct EpochHold {
 
     /// The epochs whose period has run out by `now`, oldest first (then by device).
     mutating func due(at now: ContinuousClock.Instant) -> [LocationFixWithDevice] {
-        let ready = held.filter { now - $0.value.since >= period }
+        let period = self.period
+        return release { now - $0 >= period }
+    }
+
+    /// How long until the next epoch is due; nil when none is held.
+    func timeUntilDue(at now: ContinuousClock.Instant) -> Duration? {
+        held.values.lazy.map { $0.since + period - now }.min()
+    }
+
+    /// Every epoch held (the connection ends), oldest first (then by device).
+    mutating func all() -> [LocationFixWithDevice] {
+        release { _ in true }
+    }
+
+    /// The epochs held since a time `isDue` accepts, oldest first (then by
+    /// device), marked delivered.
+    private mutating func release(where isDue: (ContinuousClock.Instant) -> Bool) -> [LocationFixWithDevice] {
+        let ready = held.filter { isDue($0.value.since) }
             .sorted { ($0.value.since, $0.key ?? "") < ($1.value.since, $1.key ?? "") }
         for (device, entry) in ready {
             held[device] = nil
             delivered[device] = entry.fix.fix.time
         }
         return ready.map(\.value.fix)
-    }
-
-    /// How long until the next epoch is due; nil when none is held.
-    func timeUntilDue(at now: ContinuousClock.Instant) -> Duration? {
-        held.values.map { $0.since + period - now }.min()
-    }
-
-    /// Every epoch held (the connection ends), oldest first (then by device).
-    mutating func all() -> [LocationFixWithDevice] {
-        let all = held.sorted { ($0.value.since, $0.key ?? "") < ($1.value.since, $1.key ?? "") }
-        held = [:]
-        for (device, entry) in all { delivered[device] = entry.fix.fix.time }
-        return all.map(\.value.fix)
     }
 }

@@ -238,7 +238,7 @@ public struct GPXFixReader: Sendable {
             } else {
                 time = reader.options.routeStartTime
             }
-            time = (time * 1000).rounded() / 1000
+            time = LocationTimeFormat.toMillisecond(time)
             var altitude: Double?
             if let text = fields["ele"], !text.isEmpty {
                 guard let value = LocationNumber.decimal(text) else {

@@ -201,7 +201,9 @@ public enum LocationFixtureConverter {
             try writer.finish()
             guard summary.fixes > 0 else {
                 let outcome = partial == nil ? "\(output) got no fix" : "\(output) not written"
-                throw LocationFixtureError(.noFixes, LocationFixtureIssue(file: input, line: 0, message: "no fixes\(summary.whyNoFixes); \(outcome)"))
+                // whyNoFixes quotes an issue, visible already.
+                throw LocationFixtureError(.noFixes, LocationFixtureIssue(
+                    file: input, line: 0, visibleMessage: "no fixes\(summary.whyNoFixes); \(visibleText(outcome))"))
             }
             if let partial {
                 if exists { chmod(partial, existing.st_mode & 0o777) }

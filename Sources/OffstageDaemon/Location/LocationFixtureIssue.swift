@@ -26,6 +26,15 @@ public struct LocationFixtureIssue: Sendable, Hashable, CustomStringConvertible 
         self.message = visibleText(message)
     }
 
+    /// An issue whose message is made of text already made visible (one
+    /// that quotes another issue): escaped again, a terminal escape read
+    /// `\\x1B` and each backslash four.
+    init(file: String, line: Int, visibleMessage: String) {
+        self.file = file
+        self.line = line
+        self.message = visibleMessage
+    }
+
     /// `file:line: message`, the form compilers use (`file: message` for
     /// the file as a whole).
     public var description: String {

@@ -1,6 +1,9 @@
 /// UTC civil time conversions for the fixture formats (no Foundation date
 /// formatters: fast, and the same on every platform).
 public enum LocationTimeFormat {
+    /// `seconds` to the millisecond, as fixtures keep times.
+    public static func toMillisecond(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
     /// Days since 1970-01-01 of a proleptic Gregorian date.
     public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year

@@ -179,17 +179,14 @@ public struct NMEAFixReader: Sendable {
             }
             // Optional values, each parsed once: empty when unknown, else a
             // decimal number (anything else is bad input at this line).
-            let fields = isRMC ? [(6, "speed"), (7, "course")] : [(7, "HDOP"), (8, "altitude")]
-            var parsed: [Double?] = []
-            var notANumber: (field: Substring, name: String)?
-            for (index, name) in fields {
-                let field = sentence[index]
-                let value = field.isEmpty ? nil : LocationNumber.decimal(field)
-                if value == nil, !field.isEmpty, notANumber == nil { notANumber = (field, name) }
-                parsed.append(value)
-            }
-            if let (field, name) = notANumber {
-                try report(line: number, "\(sentence.type) \(name) \"\(field)\" is not a number")
+            let (first, second) = isRMC ? ((6, "speed"), (7, "course")) : ((7, "HDOP"), (8, "altitude"))
+            let firstValue = sentence[first.0].isEmpty ? nil : LocationNumber.decimal(sentence[first.0])
+            let secondValue = sentence[second.0].isEmpty ? nil : LocationNumber.decimal(sentence[second.0])
+            let notANumber =
+                firstValue == nil && !sentence[first.0].isEmpty ? first
+                : secondValue == nil && !sentence[second.0].isEmpty ? second : nil
+            if let (index, name) = notANumber {
+                try report(line: number, "\(sentence.type) \(name) \"\(sentence[index])\" is not a number")
                 continue
             }
             if let p = pending,
@@ -206,12 +203,12 @@ public struct NMEAFixReader: Sendable {
             if isRMC {
                 epoch.days = days
                 epoch.rmcTalkers.append(sentence.talker)
-                values.speed = parsed[0].map { $0 * 1852 / 3600 }
-                values.course = parsed[1]
+                values.speed = firstValue.map { $0 * 1852 / 3600 }
+                values.course = secondValue
             } else {
                 epoch.ggaTalkers.append(sentence.talker)
-                values.horizontalAccuracy = parsed[0].map { $0 * NMEAFixWriter.metresPerHDOP }
-                values.altitude = parsed[1]
+                values.horizontalAccuracy = firstValue.map { $0 * NMEAFixWriter.metresPerHDOP }
+                values.altitude = secondValue
             }
             if epoch.problem == nil {
                 if !values.coordinate.isValid {

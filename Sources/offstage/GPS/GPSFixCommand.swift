@@ -50,7 +50,7 @@ struct GPSFixCommand: AsyncParsableCommand {
             }
             stamp = t
         }
-        let fix = LocationFix(latitude: latitude, longitude: longitude, time: Self.milliseconds(stamp), altitude: altitude)
+        let fix = LocationFix(latitude: latitude, longitude: longitude, time: LocationTimeFormat.toMillisecond(stamp), altitude: altitude)
         if let problem = fix.implausibility { throw ValidationError(problem) }
         // Fed to gpsd as NMEA, whose two-digit year would put it in another century.
         if let problem = LocationFeeder.problem(feeding: fix) {
@@ -61,9 +61,6 @@ struct GPSFixCommand: AsyncParsableCommand {
 
     func validate() throws { _ = try fix() }
 
-    /// A time to the millisecond, as fixtures keep them.
-    static func milliseconds(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
-
     func run() async throws {
         try await reportingErrors {
             var fix = try fix()
@@ -73,7 +70,7 @@ struct GPSFixCommand: AsyncParsableCommand {
             defer { counter.cancel() }
             // Stamped now, not when the command began: adding the device to
             // gpsd takes about 3 s.
-            if time == nil { fix.time = Self.milliseconds(Date().timeIntervalSince1970) }
+            if time == nil { fix.time = LocationTimeFormat.toMillisecond(Date().timeIntervalSince1970) }
             try LocationFeeder(pty: gpsd.pty).send(fix)
             guard await counter.wait(timeout: .seconds(5), until: { $0.count >= 1 }) else {
                 throw CommandError("gpsd at \(gpsd.endpoint) did not report the fix")

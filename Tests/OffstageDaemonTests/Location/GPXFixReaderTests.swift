@@ -466,6 +466,19 @@ extension GPSDJSONFixReaderTests {
         let (bFixes, bSummary) = try readAll(try write(refused, to: "refused.json", in: dir))
         #expect(bFixes.map(\.latitude) == [40.0])
         #expect(bSummary.issues.map(\.line) == [1, 4] && bSummary.ignored == 1)
+        // Another device's report inside the track's epoch leaves it whole
+        // (it was delivered half, and its second report refused), and a
+        // null mode is no fix, as any null is no value.
+        let inside = """
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35}
+            {"class":"TPV","device":"/dev/ttyB","mode":2,"time":"2024-05-01T08:00:00.000Z","lat":40.0,"lon":3.0}
+            {"class":"TPV","device":"/dev/ttyA","mode":3,"time":"2024-05-01T08:00:00.000Z","lat":48.85,"lon":2.35,"altMSL":35}
+            {"class":"TPV","device":"/dev/ttyA","mode":null,"time":"2024-05-01T08:00:00.500Z","lat":1,"lon":1}
+            {"class":"TPV","device":"/dev/ttyA","mode":2,"time":"2024-05-01T08:00:01.000Z","lat":48.8501,"lon":2.3501}
+            """
+        let (whole, wholeSummary) = try readAll(try write(inside, to: "inside.json", in: dir))
+        #expect(whole.map(\.altitude) == [35, nil] && whole.map(\.latitude) == [48.85, 48.8501])
+        #expect(wholeSummary.issues.map(\.line) == [2] && wholeSummary.ignored == 2)
     }
 }
 
