@@ -76,3 +76,46 @@ public func parentPath(of path: String) -> String {
     while parent.count > 1, parent.hasSuffix("/") { parent.removeLast() }
     return parent.isEmpty ? "/" : String(parent)
 }
+
+/// Whether both paths name one existing regular file (links, `./` and hard
+/// links included). A terminal or a pipe is not one file read and written:
+/// `- -` on a terminal has stdin and stdout on the same device.
+public func isSameFile(_ a: String, _ b: String) -> Bool {
+    var first = stat()
+    var second = stat()
+    guard stat(a, &first) == 0, stat(b, &second) == 0, first.st_mode & S_IFMT == S_IFREG else { return false }
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+}
+
+/// A whole file, or a stream to its end (`-` is standard input; a pipe or
+/// a device has no size to read up to); nil when it cannot be opened.
+public func readWhole(_ path: String) -> Data? {
+    if path == "-" { return (try? FileHandle.standardInput.readToEnd()) ?? Data() }
+    return FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
+}
+
+/// Writes the regular file at `path` (or a new one) by way of a hidden
+/// partial file beside it (``partialPath(for:)``), which `write` fills and
+/// which is renamed into place, with the old file's mode, only when
+/// `write` returns: a failure leaves the old file as it was.
+public func writeByRename<T>(_ path: String, _ write: (_ partial: String) throws -> T) throws -> T {
+    var existing = stat()
+    let exists = stat(path, &existing) == 0
+    let partial = partialPath(for: path)
+    do {
+        let result = try write(partial)
+        if exists { chmod(partial, existing.st_mode & 0o7777) }
+        guard rename(partial, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return result
+    } catch {
+        unlink(partial)
+        throw error
+    }
+}
+
+/// Where ``writeByRename(_:_:)`` writes `path` before the rename: a hidden
+/// file beside it, named for this process.
+public func partialPath(for path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "./.\(path).\(getpid()).partial" }
+    return "\(path[..<slash])/.\(path[path.index(after: slash)...]).\(getpid()).partial"
+}

@@ -68,9 +68,9 @@ public final class LineSocket {
     /// stream. Worth the extra call where the peer is a latency-bound loop.
     public var waitsInPoll = false
     /// When set, reading fails with `EAGAIN` once this instant has passed
-    /// without a whole line: a bound on the wait for all of a reply, where
-    /// ``setReceiveTimeout(_:)`` bounds each `read` (a reply that trickles
-    /// in never trips it). Reads then wait in `poll`.
+    /// without a whole line: a bound on the wait for all of a reply (a
+    /// per-`read` timeout is never tripped by one that trickles in). Reads
+    /// then wait in `poll`.
     public var deadline: ContinuousClock.Instant?
 
     /// Connects to the socket at `path`.
@@ -129,18 +129,6 @@ public final class LineSocket {
     /// Sends one message as a line.
     public func send(_ value: JSONValue) throws {
         try send(LineFraming.encode(value))
-    }
-
-    /// Makes a `read` that waits longer than `limit` fail with `EAGAIN`
-    /// (`SO_RCVTIMEO`); nil waits for good. Not for ``waitsInPoll``.
-    public func setReceiveTimeout(_ limit: Duration?) throws(SystemCallError) {
-        let (seconds, attoseconds) = (limit ?? .zero).components
-        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        if limit != nil, value.tv_sec == 0, value.tv_usec == 0 { value.tv_usec = 1 }
-        let fd = self.fd
-        try syscall("setsockopt SO_RCVTIMEO") {
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
-        }
     }
 
     /// Reads the next line (without its newline); `nil` at end of stream.

@@ -49,18 +49,23 @@ struct ClientOptions: ParsableArguments {
     /// daemon cannot be reached, goes away or refuses (where ``send(_:)``
     /// would end the command).
     func lookUp(_ request: JSONValue) -> JSONValue? {
-        guard let client = try? LineSocket(connectingTo: socket) else { return nil }
-        client.deadline = replyLimit.map { .now + $0 }
+        guard let client = try? open() else { return nil }
         guard (try? client.send(request)) != nil, let reply = try? client.receive(), reply["ok"]?.boolValue == true else { return nil }
         return reply["result"]
     }
 
+    /// A connection whose reply may be up to 64 MiB (a long `events`) and
+    /// take up to `--timeout` from now, in all.
+    private func open() throws(SystemCallError) -> LineSocket {
+        let client = try LineSocket(connectingTo: socket, maxLine: 64 << 20)
+        client.deadline = replyLimit.map { .now + $0 }
+        return client
+    }
 
     /// Connects; reading the reply may take up to `--timeout` from now, in all.
     func connect() throws -> LineSocket {
-        let client: LineSocket
         do {
-            client = try LineSocket(connectingTo: socket, maxLine: 64 << 20)
+            return try open()
         } catch where error.errno == ENOENT || error.errno == ECONNREFUSED {
             // Starting a daemon there would be refused too: say what the path is.
             if let kind = FileKind(atPath: socket), kind != .socket {
@@ -72,8 +77,6 @@ struct ClientOptions: ParsableArguments {
         } catch {
             fail("cannot reach the daemon on \(socket): \(error)")
         }
-        client.deadline = replyLimit.map { .now + $0 }
-        return client
     }
 
     /// The reply to a command sent on `client`, or one line and exit 1 when

@@ -390,11 +390,10 @@ struct CLITests {
         let listener = try listeningSocket(at: path)
         defer { close(listener) }
         let command = try RunningOffstage(["status", "--socket", path])
-        try #require(awaitReadable(listener, within: .seconds(30)), "the command did not connect")
-        let connection = accept(listener, nil, nil)
-        try #require(connection >= 0)
-        #expect(awaitReadable(connection, within: .seconds(30)), "the command sent nothing")
-        close(connection)  // with the command unread: a reset
+        do {
+            let connection = try acceptedCommand(on: listener)
+            #expect(awaitReadable(connection.fd, within: .seconds(30)), "the command sent nothing")
+        }  // closed with the command unread: a reset
         let (status, stderr) = command.finish()
         #expect(status == 1)
         #expect(stderr == "offstage: error: the daemon closed the connection without replying\n")
@@ -439,7 +438,7 @@ struct CLITests {
         // A bundle id needs no dot: "Later3" was refused as unknown.
         for (filter, waiting) in [(app, false), ("CrashAtLaunchApp", false), ("com.example.Later", true), ("Later3", true)] {
             let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
-            try follower.setReceiveTimeout(.seconds(10))
+            follower.deadline = .now + .seconds(10)
             try follower.send(["command": "events", "follow": true, "after": .number(Double(after)), "appFilter": .string(filter)])
             let reply = try #require(try follower.receive())
             #expect(reply["ok"] == true && reply["result"] == .array([]), "\(filter): \(reply)")
@@ -451,7 +450,7 @@ struct CLITests {
             ("a..b", "no app a..b is installed or in the event log"),
         ] {
             let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
-            try follower.setReceiveTimeout(.seconds(10))
+            follower.deadline = .now + .seconds(10)
             try follower.send(["command": "events", "follow": true, "appFilter": .string(filter)])
             let reply = try #require(try follower.receive())
             #expect(reply["ok"] == false && reply["error"]?.stringValue == refusal, "\(filter): \(reply)")
@@ -466,7 +465,7 @@ struct CLITests {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
         let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
-        try follower.setReceiveTimeout(.seconds(10))
+        follower.deadline = .now + .seconds(10)
         let after = try await test.daemon.engine.submit { $0.log.lastSeq }.get() + 2
         try follower.send(["command": "events", "follow": true, "after": .number(Double(after))])
         #expect(try follower.receive()?["result"] == .array([]))
@@ -491,7 +490,7 @@ struct CLITests {
             ["command": "events", "follow": true, "after": 1_000_000],
         ] {
             let follower = try LineSocket(connectingTo: test.directory + "/control.sock")
-            try follower.setReceiveTimeout(.seconds(10))
+            follower.deadline = .now + .seconds(10)
             try follower.send(request)
             #expect(try follower.receive()?["ok"] == true)
             followers.append(follower)
@@ -643,6 +642,9 @@ struct CLITests {
         result = try runOffstage(["run", "s", "--quiet", "--record", "new.txt"], in: directory)
         #expect(result.status == 0 && FileKind(atPath: directory + "/new.txt", followingLinks: false) == .symbolicLink)
         #expect(try String(contentsOfFile: directory + "/goldens/new.txt", encoding: .utf8) == golden)
+        // Standard output, a pipe here: its /proc link read by hand named no file.
+        result = try runOffstage(["run", "s", "--quiet", "--record", "/dev/stdout"], in: directory)
+        #expect(result.status == 0 && result.stdout == golden, "\(result.stderr)")
         #expect(mkfifo(directory + "/fifo", 0o600) == 0)
         result = try runOffstage(["run", "s", "--quiet", "--record", "fifo"], in: directory)
         #expect(result.status == 1 && result.stderr == "offstage: error: cannot write fifo: no process reads the pipe\n", "\(result.stderr)")
@@ -865,7 +867,7 @@ struct CLITests {
         let environment = try String(contentsOfFile: "/proc/\(pid)/environ", encoding: .utf8).split(separator: "\0")
         let token = try #require(environment.first { $0.hasPrefix(AppEnvironment.token + "=") }?.dropFirst(AppEnvironment.token.count + 1))
         let thief = try LineSocket(connectingTo: directory + "/apps.sock")
-        try thief.setReceiveTimeout(.seconds(10))
+        thief.deadline = .now + .seconds(10)
         try thief.send(["type": "hello", "token": .string(String(token)), "pid": JSONValue(pid), "version": 1])
         let reply = try #require(try thief.receive())
         #expect(reply["type"] != "welcome", "\(reply)")
@@ -981,7 +983,7 @@ func acceptedCommand(on listener: Int32) throws -> LineSocket {
     let fd = accept(listener, nil, nil)
     try #require(fd >= 0, "accept: \(String(cString: strerror(errno)))")
     let connection = LineSocket(fd: fd)
-    try connection.setReceiveTimeout(.seconds(30))
+    connection.deadline = .now + .seconds(30)
     return connection
 }
 

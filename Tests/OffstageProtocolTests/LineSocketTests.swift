@@ -18,7 +18,7 @@ import Testing
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
         let out = fds[0]
         let reader = LineSocket(fd: fds[1], maxLine: 8 << 20)
-        try reader.setReceiveTimeout(.seconds(10))
+        reader.deadline = .now + .seconds(10)
         let long = [UInt8](repeating: UInt8(ascii: "x"), count: 3 << 20)
         let short = (0..<200).map { Array("line \($0)".utf8) }
         let stream = long + [10] + short.flatMap { $0 + [10] }

@@ -171,7 +171,7 @@ extension Engine {
             case "pressure":
                 var resident: [String: Int] = [:]
                 for (id, process) in processes {
-                    resident[id] = AppProcessHost.residentBytes(of: process.pid) ?? 0
+                    resident[id] = process.livePID.flatMap(AppProcessHost.residentBytes(of:)) ?? 0
                 }
                 // What it did (killed, freed) is the reply, for the CLI to say.
                 let before = log.lastSeq
@@ -310,7 +310,7 @@ extension Engine {
             // Spawned, not yet said hello: still notRunning, as on iOS, but
             // with a process (one killed and not yet reaped has none).
             if board.hasProcess(id), board.state(of: id) == .notRunning { object["launching"] = true }
-            object["residentBytes"] = AppProcessHost.residentBytes(of: process.pid).map { JSONValue($0) } ?? .null
+            object["residentBytes"] = process.livePID.flatMap(AppProcessHost.residentBytes(of:)).map { JSONValue($0) } ?? .null
         }
         let tasks = board.openTasks(of: id)
         if !tasks.isEmpty {

@@ -81,6 +81,8 @@ public final class Engine {
         /// Reaped, its connection still being read (``processExited(_:launch:status:)``):
         /// its pid may be another process's by now, and is never signalled.
         var exitStatus: ExitStatus?
+        /// The pid while it is still this app's: nil once reaped.
+        var livePID: Int32? { exitStatus == nil ? pid : nil }
     }
 
     init(eventLoop: EventLoop, configuration: DaemonConfiguration) throws {
@@ -255,12 +257,12 @@ public final class Engine {
         case .spawn(let app, let launch):
             return spawn(app, launch: launch)
         case .freeze(let app):
-            if let process = processes[app], process.exitStatus == nil { effects.append(.freeze(pid: process.pid)) }
+            if let pid = processes[app]?.livePID { effects.append(.freeze(pid: pid)) }
         case .thaw(let app):
-            if let process = processes[app], process.exitStatus == nil { effects.append(.thaw(pid: process.pid)) }
+            if let pid = processes[app]?.livePID { effects.append(.thaw(pid: pid)) }
         case .kill(let app, let launch):
-            if let process = processes[app], process.launch == launch, process.exitStatus == nil {
-                effects.append(.terminate(pid: process.pid))
+            if let process = processes[app], process.launch == launch, let pid = process.livePID {
+                effects.append(.terminate(pid: pid))
             }
         }
         return []

@@ -179,15 +179,8 @@ public final class EventLog {
 
     /// Whether the file is empty or its last byte is a newline.
     static func endsWithNewline(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return true }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        return size == 0 || endsWithNewline(handle, before: size)
-    }
-
-    private static func endsWithNewline(_ handle: FileHandle, before offset: UInt64) -> Bool {
-        guard (try? handle.seek(toOffset: offset - 1)) != nil, let byte = try? handle.read(upToCount: 1) else { return false }
-        return byte.first == UInt8(ascii: "\n")
+        guard let last = fileTail(atPath: path, count: 1)?.bytes else { return true }
+        return last.isEmpty || last.last == UInt8(ascii: "\n")
     }
 
     static func lastSeq(in path: String) -> Int? {

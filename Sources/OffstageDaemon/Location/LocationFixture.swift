@@ -192,49 +192,30 @@ public enum LocationFixtureConverter {
         // else (a symbolic link, /dev/stdout, a pipe) is written to directly,
         // and holds what was written before a failure.
         var existing = stat()
-        let exists = lstat(output, &existing) == 0
-        let replaceable = !exists || existing.st_mode & S_IFMT == S_IFREG
-        let partial = replaceable ? partialPath(for: output) : nil
-        let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
-        do {
-            let summary = try reader.read { try writer.write($0) }
-            try writer.finish()
-            guard summary.fixes > 0 else {
-                let outcome = partial == nil ? "\(output) got no fix" : "\(output) not written"
-                // whyNoFixes quotes an issue, visible already.
-                throw LocationFixtureError(.noFixes, LocationFixtureIssue(
-                    file: input, line: 0, visibleMessage: "no fixes\(summary.whyNoFixes); \(visibleText(outcome))"))
-            }
-            if let partial {
-                if exists { chmod(partial, existing.st_mode & 0o777) }
-                guard rename(partial, output) == 0 else {
-                    throw LocationFixtureError(.unwritable, LocationFixtureIssue(
-                        file: output, line: 0, message: "cannot write: \(String(cString: strerror(errno)))"))
+        let replaceable = lstat(output, &existing) != 0 || existing.st_mode & S_IFMT == S_IFREG
+        func convert(into partial: String?) throws -> LocationReadSummary {
+            let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
+            do {
+                let summary = try reader.read { try writer.write($0) }
+                try writer.finish()
+                guard summary.fixes > 0 else {
+                    let outcome = partial == nil ? "\(output) got no fix" : "\(output) not written"
+                    // whyNoFixes quotes an issue, visible already.
+                    throw LocationFixtureError(.noFixes, LocationFixtureIssue(
+                        file: input, line: 0, visibleMessage: "no fixes\(summary.whyNoFixes); \(visibleText(outcome))"))
                 }
+                return summary
+            } catch {
+                try? writer.finish()
+                throw error
             }
-            return summary
-        } catch {
-            try? writer.finish()
-            if let partial { unlink(partial) }
-            throw error
         }
-    }
-
-    /// Where a conversion to `output` is written before it is renamed into
-    /// place: a hidden file beside it, named for this process.
-    public static func partialPath(for output: String) -> String {
-        // Split by hand: NSString's path methods trapped on a one-character path.
-        guard let slash = output.lastIndex(of: "/") else { return "./.\(output).\(getpid()).partial" }
-        return "\(output[..<slash])/.\(output[output.index(after: slash)...]).\(getpid()).partial"
-    }
-
-    /// Whether both paths name one existing regular file (links and `./`
-    /// included). A terminal or a pipe is not one file read and written:
-    /// `- -` on a terminal has stdin and stdout on the same device.
-    private static func isSameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard stat(a, &first) == 0, stat(b, &second) == 0, first.st_mode & S_IFMT == S_IFREG else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        guard replaceable else { return try convert(into: nil) }
+        do {
+            return try writeByRename(output) { try convert(into: $0) }
+        } catch let error as POSIXError {
+            throw LocationFixtureError(.unwritable, LocationFixtureIssue(
+                file: output, line: 0, message: "cannot write: \(String(cString: strerror(error.code.rawValue)))"))
+        }
     }
 }

@@ -155,6 +155,12 @@ public final class PrivateGPSD: Sendable {
         owned.remove()
     }
 
+    /// Freezes gpsd (SIGSTOP): it stays, but serves nothing. For tests.
+    /// - Returns: whether there was a running gpsd to freeze.
+    func freeze() -> Bool {
+        process.withLock { p in p.map { $0.isRunning && Glibc.kill($0.pid, SIGSTOP) == 0 } ?? false }
+    }
+
     /// Kills gpsd abruptly (SIGKILL), as a crash would, and waits for it.
     public func kill() {
         process.withLock { p in

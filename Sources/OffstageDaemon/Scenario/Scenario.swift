@@ -94,11 +94,7 @@ extension Scenario {
         // to: read it to its end. Its app paths are relative to the working
         // directory.
         let stream = kind == .other
-        let contents =
-            path == "-" ? ((try? FileHandle.standardInput.readToEnd()) ?? Data())
-            : stream ? FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
-            : FileManager.default.contents(atPath: path)
-        guard let data = contents else {
+        guard let data = readWhole(path) else {
             let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
             throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
         }

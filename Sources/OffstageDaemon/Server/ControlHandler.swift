@@ -48,8 +48,9 @@ final class ControlHandler: ChannelInboundHandler {
             subscription = engine.log.subscribe { event in
                 // The daemon's stop reaches every follower, whatever its
                 // filter: the end of the stream without it reads as a crash.
-                let stopped = event.kind == .system && event.name == "daemonStopped"
-                guard stopped || (event.seq > after && (app == nil || event.app == app)) else { return }
+                guard (event.seq > after && (app == nil || event.app == app))
+                    || (event.kind == .system && event.name == "daemonStopped")
+                else { return }
                 channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(["event": event.json])), promise: nil)
             }
             return

@@ -40,7 +40,7 @@ struct GPSConvertCommand: AsyncParsableCommand {
             let outputFormat = try to.map { try parseFormat($0, option: "--to") }
             let options = try fixture.readOptions()
             // Interrupted, the conversion leaves neither its partial file nor a changed output.
-            let summary = try RemoveOnInterrupt.guarding(LocationFixtureConverter.partialPath(for: output)) {
+            let summary = try RemoveOnInterrupt.guarding(partialPath(for: output)) {
                 try LocationFixtureConverter.convert(
                     input: input, output: output, inputFormat: inputFormat, outputFormat: outputFormat, options: options)
             }

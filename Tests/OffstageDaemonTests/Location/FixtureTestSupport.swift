@@ -41,3 +41,8 @@ func sampleTrack(count: Int, start: Double = 1_714_550_400) -> [LocationFix] {
 func gpxTrack(_ points: String...) -> String {
     "<gpx version=\"1.1\"><trk><trkseg>\n" + points.joined(separator: "\n") + "\n</trkseg></trk></gpx>\n"
 }
+
+/// A GPX document of `fixes` as the writer writes it, named `name`.
+func gpxDocument(_ fixes: [LocationFix], name: String = "t") -> String {
+    GPXFixWriter.header(name: name) + fixes.map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+}

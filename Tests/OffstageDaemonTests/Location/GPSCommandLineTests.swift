@@ -163,7 +163,7 @@ import OffstageCore
         // After a good fix where the time allows: found before its turn.
         let good = LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_980_600)
         let fixes = (time > good.time ? [good] : []) + [LocationFix(latitude: 48.86, longitude: 2.35, time: time)]
-        let input = try write(GPXFixWriter.header(name: "far") + fixes.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "far.gpx", in: dir)
+        let input = try write(gpxDocument(fixes, name: "far"), to: "far.gpx", in: dir)
         let run = try runOffstage(["gps", "feed", input], environment: ["TMPDIR": dir.path])
         #expect(run.status == 1)
         #expect(run.stderr == "offstage: error: \(input): \(message)\n")
@@ -217,12 +217,7 @@ import OffstageCore
         // Under way: gpsd has reported a fix of the feed.
         // Counting 300,000 fixes in a debug build, then gpsd's probe, take time.
         try #require(await watcher.until(timeout: .seconds(60)) { !$0.fixes.isEmpty })
-        let freeze = Process()
-        freeze.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-        freeze.arguments = ["-STOP", "-f", "gpsd .*-S \(gpsd.endpoint.port) "]
-        try freeze.run()
-        freeze.waitUntilExit()
-        #expect(freeze.terminationStatus == 0, "no gpsd to freeze")
+        #expect(gpsd.freeze(), "no gpsd to freeze")
         #expect(feed.process.isRunning, "the feed ended before gpsd was stopped")
         gpsd.kill()
         let (status, stderr) = feed.finish()

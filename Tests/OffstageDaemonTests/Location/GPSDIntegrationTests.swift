@@ -52,7 +52,7 @@ import Testing
                 latitude: 10 + n, longitude: 20 + n, time: noon + n * 86_400, altitude: 1 + n, speed: 2 + n, course: 30 + n)
         }
         let dir = try makeTemporaryDirectory()
-        let path = try write(GPXFixWriter.header(name: "daily") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "daily.gpx", in: dir)
+        let path = try write(gpxDocument(track, name: "daily"), to: "daily.gpx", in: dir)
         #expect(try LocationFeeder(pty: rig.pty).feed(try LocationFixtureReader(path: path), speed: .maximum).sent == 3)
         #expect(await recorder.until { $0.fixes.count >= 3 })
         let received = recorder.fixes

@@ -34,7 +34,7 @@ import Testing
             LocationFix(latitude: 48.8501, longitude: 2.3501, time: 1_714_550_401, speed: 0),
             LocationFix(latitude: 48.8502, longitude: 2.3502, time: 1_714_550_402),
         ]
-        let gpx = GPXFixWriter.header(name: "trip") + fixes.map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        let gpx = gpxDocument(fixes, name: "trip")
         #expect(gpx.contains("<gpxtpx:speed>12.345</gpxtpx:speed><gpxtpx:course>271.50</gpxtpx:course>"))
         let (read, summary) = try readAll(try write(gpx, to: "trip.gpx", in: dir))
         #expect(summary.fixes == 3 && summary.skipped == 0)
@@ -352,7 +352,7 @@ import Testing
     @Test func writerOutputReadsBack() throws {
         let dir = try makeTemporaryDirectory()
         let track = sampleTrack(count: 20)
-        let text = GPXFixWriter.header(name: "a & b") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        let text = gpxDocument(track, name: "a & b")
         let (fixes, _) = try readAll(try write(text, to: "rt.gpx", in: dir))
         #expect(fixes.count == 20)
         for (a, b) in zip(track, fixes) {
@@ -507,10 +507,10 @@ extension GPSDJSONFixReaderTests {
 
     @Test func aOneCharacterOutputNameHasItsPartialFileBesideIt() {
         let pid = getpid()
-        #expect(LocationFixtureConverter.partialPath(for: "a") == "./.a.\(pid).partial")
-        #expect(LocationFixtureConverter.partialPath(for: "-") == "./.-.\(pid).partial")
-        #expect(LocationFixtureConverter.partialPath(for: "/x") == "/.x.\(pid).partial")
-        #expect(LocationFixtureConverter.partialPath(for: "d/out.nmea") == "d/.out.nmea.\(pid).partial")
+        #expect(partialPath(for: "a") == "./.a.\(pid).partial")
+        #expect(partialPath(for: "-") == "./.-.\(pid).partial")
+        #expect(partialPath(for: "/x") == "/.x.\(pid).partial")
+        #expect(partialPath(for: "d/out.nmea") == "d/.out.nmea.\(pid).partial")
     }
 }
 
@@ -518,7 +518,7 @@ extension GPSDJSONFixReaderTests {
     @Test func convertsAroundAllFormatsWithoutLoss() throws {
         let dir = try makeTemporaryDirectory()
         let track = sampleTrack(count: 100)
-        let gpx = try write(GPXFixWriter.header(name: "t") + track.map(GPXFixWriter.point).joined() + GPXFixWriter.footer, to: "a.gpx", in: dir)
+        let gpx = try write(gpxDocument(track, name: "t"), to: "a.gpx", in: dir)
         let nmeaPath = dir.appendingPathComponent("b.nmea").path
         let jsonPath = dir.appendingPathComponent("c.json").path
         let back = dir.appendingPathComponent("d.gpx").path
@@ -535,7 +535,7 @@ extension GPSDJSONFixReaderTests {
 
     @Test func convertingAFileOntoItselfIsRefusedAndLeavesItAlone() throws {
         let dir = try makeTemporaryDirectory()
-        let text = GPXFixWriter.header(name: "t") + sampleTrack(count: 10).map(GPXFixWriter.point).joined() + GPXFixWriter.footer
+        let text = gpxDocument(sampleTrack(count: 10), name: "t")
         let gpx = try write(text, to: "a.gpx", in: dir)
         let error = #expect(throws: LocationFixtureError.self) {
             try LocationFixtureConverter.convert(input: gpx, output: dir.path + "/./a.gpx")
@@ -559,7 +559,7 @@ extension GPSDJSONFixReaderTests {
     @Test func aLinkedOutputIsWrittenThroughAndADeviceDirectlyAndAFileKeepsItsMode() throws {
         let dir = try makeTemporaryDirectory()
         let gpx = try write(
-            GPXFixWriter.header(name: "t") + sampleTrack(count: 5).map(GPXFixWriter.point).joined() + GPXFixWriter.footer,
+            gpxDocument(sampleTrack(count: 5), name: "t"),
             to: "a.gpx", in: dir)
         let real = try write("old", to: "real.nmea", in: dir)
         chmod(real, 0o640)
