@@ -118,7 +118,10 @@ struct RunCommand: AsyncParsableCommand {
         let total = loaded.steps.count
         let counter = StepCounter()
         if !quiet, !json {
-            printLine("scenario: \(loaded.name) (\(total) \(total == 1 ? "step" : "steps"), profile \(loaded.profile))")
+            // Once the apps are installed: a scenario whose app cannot be
+            // installed gives its one error line, not a header before it.
+            let header = "scenario: \(loaded.name) (\(total) \(total == 1 ? "step" : "steps"), profile \(loaded.profile))"
+            runner.onReady = { printLine(header) }
             runner.onStep = { step in
                 let index = counter.next()
                 FileHandle.standardError.write(

@@ -766,20 +766,43 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m (at most 36500d)\n")
     }
 
+    /// An app that cannot be installed, or a step naming no app of the
+    /// scenario's, is found after parsing: the `scenario:` header was printed
+    /// before its error, two lines for one mistake.
+    @Test func aScenarioWhoseAppsCannotBeInstalledIsOneLine() throws {
+        let directory = try temporaryDirectory()
+        for (name, yaml, why) in [
+            ("missing", "apps:\n  - /nonexistent/NoSuchApp\n", "2: cannot install the app: /nonexistent/NoSuchApp: no such file or directory"),
+            ("unknown", "apps: [\(Paths.sample("StateLab"))]\nsteps:\n  - do: launch com.example.Nobody\n",
+             "3: com.example.Nobody is not one of the scenario's apps (com.offstage.samples.StateLab)"),
+        ] {
+            let file = directory + "/\(name).yaml"
+            try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+            let result = try offstage(["run", file])
+            #expect(result.status == 1)
+            #expect(result.stdout == "", "\(name)")
+            #expect(result.stderr == "offstage: error: \(file):\(why)\n")
+        }
+    }
+
     /// A missing file, a directory and a file that is not text each say
     /// so (all three were "cannot read the file").
     @Test func aScenarioPathThatIsNoScenarioFileSaysWhy() throws {
         let directory = try temporaryDirectory()
         let binary = directory + "/binary.yaml"
         try Data([0xff, 0xfe, 0x00, 0x80]).write(to: URL(fileURLWithPath: binary))
+        // Latin-1 in a comment on line 3: the line was not named.
+        let latin1 = directory + "/latin1.yaml"
+        try Data("apps: [a]\r\nsteps: []\r\n# caf".utf8 + [0xE9] + Data("\n".utf8)).write(to: URL(fileURLWithPath: latin1))
         let tooLong = directory + "/" + String(repeating: "x", count: 300) + ".yaml"
         for (path, why) in [
-            (directory + "/missing.yaml", "no such file"), (directory, "a directory, not a scenario file"), (binary, "not UTF-8 text"),
-            (tooLong, "cannot reach the file (File name too long)"),
+            (directory + "/missing.yaml", " no such file"), (directory, " a directory, not a scenario file"),
+            (binary, "1: not UTF-8 text (byte 0xFF)"), (latin1, "3: not UTF-8 text (byte 0xE9)"),
+            (tooLong, " cannot reach the file (File name too long)"),
         ] {
             let result = try offstage(["run", path])
             #expect(result.status == 1)
-            #expect(result.stderr == "offstage: error: \(path): \(why)\n")
+            #expect(result.stderr == "offstage: error: \(path):\(why)\n")
         }
     }
 

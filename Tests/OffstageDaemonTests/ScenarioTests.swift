@@ -268,6 +268,11 @@ struct ScenarioTests {
         // A duplicated key in a CRLF (or CR) file: split on "\n", it was one line, and the search trapped.
         ("apps: [a]\r\nsteps:\r\n  - at: 1s\r\n    do: home\r\n    at: 2s\r\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
         ("apps: [a]\rsteps:\r  - at: 1s\r    do: home\r    at: 2s\r", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
+        // Quoted once and not the other time: the first copy's line was named.
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do: home\n    \"at\": 2s\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
+        ("apps: [a]\nsteps:\n  - 'at': 1s\n    do: home\n    at: 2s\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
+        // `{}` checked nothing and counted as an expectation met.
+        ("apps: [a]\nexpect:\n  x: {}\n", "bad.yaml:3: an expectation needs callbacks, finalState or both"),
     ])
     func malformedScenariosNameFileLineAndWhatWasExpected(yaml: String, message: String) {
         #expect {

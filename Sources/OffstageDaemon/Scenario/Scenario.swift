@@ -98,10 +98,35 @@ extension Scenario {
             let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
             throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioError(file: name, line: nil, message: "not UTF-8 text")
+        guard let text = String(validating: data, as: UTF8.self) else {
+            let (line, byte) = firstInvalidUTF8(data)
+            throw ScenarioError(file: name, line: line, message: "not UTF-8 text (byte 0x\(String(format: "%02X", byte)))")
         }
         return try parse(text, file: name, base: stream ? "" : nil)
+    }
+
+    /// The line (LF, CRLF or CR ends one) and value of the first byte that
+    /// is not part of a valid UTF-8 sequence; data that is valid UTF-8
+    /// has none, and gives line 1 and 0.
+    static func firstInvalidUTF8(_ data: Data) -> (line: Int, byte: UInt8) {
+        var parser = Unicode.UTF8.ForwardParser()
+        var bytes = data.makeIterator()
+        var offset = 0
+        decoding: while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return (1, 0)
+            case .error: break decoding
+            }
+        }
+        var line = 1
+        var previous: UInt8 = 0
+        for byte in data.prefix(offset) {
+            // A CR ends a line, and the LF of a CRLF ends none of its own.
+            if byte == 0x0D || (byte == 0x0A && previous != 0x0D) { line += 1 }
+            previous = byte
+        }
+        return (line, data[data.startIndex + offset])
     }
 
     /// - Parameter base: the directory app paths are relative to (nil: the
@@ -280,6 +305,10 @@ extension Scenario {
                         expectation.finalState = state
                         expectation.finalStateLine = stateNode.mark?.line
                     }
+                    // `{}` (or `{callbacks: ~}` read as no key) checked nothing and counted as met.
+                    if expectation.callbacks == nil, expectation.finalState == nil {
+                        throw error(value, "an expectation needs callbacks, finalState or both")
+                    }
                 } else {
                     throw error(value, "expected a list of callbacks, or {callbacks: […], finalState: …}")
                 }
@@ -311,10 +340,20 @@ extension Scenario {
             for index in context.mark.line..<max(context.mark.line, lines.count) {
                 let line = lines[index]
                 guard line.count > indent else { continue }
-                let rest = line.dropFirst(indent)
-                if line.prefix(indent).allSatisfy({ $0 == " " || $0 == "-" }), rest.hasPrefix(key),
-                    rest.dropFirst(key.count).drop(while: { $0 == " " }).first == ":"
-                {
+                var rest = line.dropFirst(indent)
+                // Either copy may be quoted (`"at": 2s`), the other not.
+                var quote: Character?
+                if let first = rest.first, first == "\"" || first == "'" {
+                    quote = first
+                    rest = rest.dropFirst()
+                }
+                guard rest.hasPrefix(key) else { continue }
+                rest = rest.dropFirst(key.count)
+                if let quote {
+                    guard rest.first == quote else { continue }
+                    rest = rest.dropFirst()
+                }
+                if line.prefix(indent).allSatisfy({ $0 == " " || $0 == "-" }), rest.drop(while: { $0 == " " }).first == ":" {
                     return index + 1
                 }
             }

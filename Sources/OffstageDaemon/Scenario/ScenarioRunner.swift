@@ -19,6 +19,10 @@ public struct ScenarioRunner {
 
     public var scenario: Scenario
     public var executableSearchPaths: [String]
+    /// Called once the apps are installed and every step's and
+    /// expectation's app is known to be one of them, before the first step:
+    /// a scenario that fails before this has only its error to show.
+    public var onReady: (@Sendable () -> Void)?
     /// Called with each step as it starts (progress).
     public var onStep: (@Sendable (Scenario.Step) -> Void)?
     /// Called once the private daemon runs, so that whoever interrupts the
@@ -81,6 +85,7 @@ public struct ScenarioRunner {
             }
             let installed = try await daemon.engine.submit { $0.board.installedApps.map(\.bundleID) }.get()
             try checkAppNames(installed: Set(installed))
+            onReady?()
             let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
             for step in scenario.steps {
                 onStep?(step)
