@@ -132,6 +132,22 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// A log the app's output cannot go to (here a directory in its place)
+    /// failed posix_spawn in the child, blamed on the executable.
+    @Test func aLogThatCannotBeOpenedIsNamedAtLaunch() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        let app = try #require(try await test.ok(["command": "apps"]).arrayValue?.first)
+        let log = try #require(app["log"]?.stringValue)
+        try FileManager.default.createDirectory(atPath: log, withIntermediateDirectories: true)
+        let message = try await test.refused(["command": "launch", "app": .string(stateLab)])
+        #expect(message.hasPrefix("\(stateLab) did not launch: cannot open the app's log \(log): Is a directory;"), "\(message)")
+        try FileManager.default.removeItem(atPath: log)
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        await test.stop()
+    }
+
     @Test func uninstallIsRefusedWhileRunningAndThenTakesTheAppsDataWithIt() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

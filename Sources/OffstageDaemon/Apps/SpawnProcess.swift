@@ -19,7 +19,7 @@ import OffstageProtocol
 ///     daemon's terminal reaches the daemon only.
 ///   - standardInput: a descriptor to give the child as its stdin.
 /// - Returns: the child's pid; the caller reaps it.
-/// - Throws: ``SystemCallError`` for `posix_spawn`.
+/// - Throws: ``SystemCallError`` for `open` of the output, or for `posix_spawn`.
 func spawnProcess(
     executable: String, arguments: [String], environment: [String: String]?, outputPath: String,
     ownProcessGroup: Bool, standardInput: Int32? = nil
@@ -27,13 +27,20 @@ func spawnProcess(
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
+    // Opened here, not by the child: a log the child could not open failed
+    // posix_spawn with that errno, blamed on the executable.
+    let output = open(outputPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard output >= 0 else { throw SystemCallError(call: "open \(outputPath)", errno: errno) }
+    defer { close(output) }
+    posix_spawn_file_actions_adddup2(&actions, output, 1)
+    posix_spawn_file_actions_adddup2(&actions, output, 2)
+    // After the output's copies: a daemon started with no stdin may have got
+    // descriptor 0 for the output.
     if let standardInput {
         posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
     } else {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     }
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
     _ = offstage_spawn_close_from(&actions, 3)
 
     var attributes = posix_spawnattr_t()
