@@ -56,6 +56,11 @@ public struct AudioPlayerMachine: Sendable, Hashable {
 
     /// Whether the player is gone for good (stopped or failed).
     public var isFinished: Bool { state == .stopped || state == .failed }
+    /// The player failed during an interruption, which ends with the call.
+    private var failedDuringInterruption = false
+    /// An interruption has begun and not ended (the player may have failed
+    /// since: the interruption still ends with the call).
+    public var isInterrupted: Bool { state == .interrupted || failedDuringInterruption }
 
     /// The user asks to play. After the end, playback starts again from
     /// the beginning, as `AVAudioPlayer` does.
@@ -126,6 +131,10 @@ public struct AudioPlayerMachine: Sendable, Hashable {
     /// The server says the call is over: the interruption ends with
     /// `shouldResume`. The player stays paused until the app plays it.
     public mutating func uncorkRequested(shouldResume: Bool = true) -> [Action] {
+        if failedDuringInterruption {
+            failedDuringInterruption = false
+            return [.emit(.interruptionEnded(shouldResume: false))]
+        }
         guard state == .interrupted else { return [] }
         state = .paused
         return [.emit(.interruptionEnded(shouldResume: shouldResume))]
@@ -185,10 +194,20 @@ public struct AudioPlayerMachine: Sendable, Hashable {
         }
     }
 
-    /// The player cannot go on.
-    public mutating func failed(_ message: String) -> [Action] {
+    /// The player cannot go on. A failure during an interruption (a
+    /// decoding error met after a seek, or one held until the drain) leaves
+    /// the interruption to end with the call, as an ended file does
+    /// (``drainedAfterLeavingPlaying()``), without `shouldResume`: there is
+    /// nothing to resume. Before, the failed player took the call's end for
+    /// nothing, and `interruptionBegan` had no end.
+    /// - Parameter streamGone: the server dropped the stream, and will not
+    ///   say when the call ends: an interruption ends with the failure.
+    public mutating func failed(_ message: String, streamGone: Bool = false) -> [Action] {
         guard !isFinished else { return [] }
+        let interrupted = state == .interrupted
         state = .failed
+        if interrupted, streamGone { return [.emit(.failed(message)), .emit(.interruptionEnded(shouldResume: false))] }
+        failedDuringInterruption = interrupted
         return [.emit(.failed(message))]
     }
 }

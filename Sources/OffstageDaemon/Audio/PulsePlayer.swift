@@ -202,7 +202,7 @@ final class PulsePlayer {
             if machine.state == .playing { cork(false) }
         case PA_STREAM_FAILED:
             guard connection.connected, let context = connection.context else { return }
-            perform(machine.failed("\(request.path): the server dropped the stream (\(pulseErrorText(context)))"))
+            perform(machine.failed("\(request.path): the server dropped the stream (\(pulseErrorText(context)))", streamGone: true))
         default:
             break
         }
@@ -293,8 +293,7 @@ final class PulsePlayer {
         guard let stream, ready else { return }
         let id = id
         connection.sinkInputMuted(pa_stream_get_index(stream)) { [unowned connection] muted in
-            guard muted == false, let player = connection.players[id], player.machine.state == .interrupted
-            else { return }
+            guard muted == false, let player = connection.players[id], player.machine.isInterrupted else { return }
             player.perform(player.machine.uncorkRequested())
         }
     }
@@ -462,13 +461,24 @@ extension pa_buffer_attr {
     /// queue that the server asks to refill each time half of it has
     /// played. A prebuf of the latency starts playback as soon as the
     /// first audio is in.
+    ///
+    /// Each length is whole frames, rounded up, so that the server (which
+    /// turns them back into time rounding down) finds at least the
+    /// latency. `pa_usec_to_bytes` rounds down: at a rate where 50 ms is
+    /// no whole number of frames (22,050 and 11,025 Hz) the stream asked
+    /// for 49.977 ms, below the latency anchor's 50 ms, and the sink took
+    /// that, which moved its blocks off the 50 ms grid: a 1 s file then
+    /// ended a block (50 ms) later than at 44.1 or 48 kHz.
     static func playback(latency: Duration, queued: Duration, spec: pa_sample_spec) -> pa_buffer_attr {
         var spec = spec
-        let latencyMicros = pa_usec_t(latency.nanoseconds / 1000)
-        let half = pa_usec_t(queued.nanoseconds / 2000)
+        let frameSize = UInt32(pa_frame_size(&spec))
+        func bytes(_ duration: Duration) -> UInt32 {
+            let frames = (duration.nanoseconds * Int64(spec.rate) + 999_999_999) / 1_000_000_000
+            return UInt32(frames) * frameSize
+        }
+        let half = bytes(queued / 2)
         return pa_buffer_attr(
-            maxlength: UInt32.max, tlength: UInt32(pa_usec_to_bytes(latencyMicros + 2 * half, &spec)),
-            prebuf: UInt32(pa_usec_to_bytes(latencyMicros, &spec)),
-            minreq: UInt32(pa_usec_to_bytes(half, &spec)), fragsize: UInt32.max)
+            maxlength: UInt32.max, tlength: bytes(latency) + 2 * half, prebuf: bytes(latency), minreq: half,
+            fragsize: UInt32.max)
     }
 }

@@ -66,6 +66,32 @@ import Testing
         #expect(try paused.play() == [.rewind, .uncork])
     }
 
+    @Test func aFailureDuringAnInterruptionLeavesItToEndWithTheCall() throws {
+        var player = AudioPlayerMachine(role: .music)
+        _ = try player.play()
+        #expect(player.corkRequested() == [.cork, .emit(.interruptionBegan)])
+        #expect(player.failed("x.mp3: truncated") == [.emit(.failed("x.mp3: truncated"))])
+        #expect(player.state == .failed)
+        #expect(player.isInterrupted)
+        // Failed, the player took the call's end for nothing: the
+        // interruption had no end. It ends now, with nothing to resume.
+        #expect(player.uncorkRequested() == [.emit(.interruptionEnded(shouldResume: false))])
+        #expect(!player.isInterrupted)
+        #expect(player.uncorkRequested() == [])
+        // A stream the server dropped hears no call's end: the failure ends it.
+        var dropped = AudioPlayerMachine(role: .music)
+        _ = try dropped.play()
+        _ = dropped.corkRequested()
+        #expect(
+            dropped.failed("gone", streamGone: true) == [.emit(.failed("gone")), .emit(.interruptionEnded(shouldResume: false))])
+        #expect(dropped.uncorkRequested() == [])
+        // Failed outside an interruption: no end.
+        var playing = AudioPlayerMachine(role: .music)
+        _ = try playing.play()
+        #expect(playing.failed("x.mp3: truncated") == [.emit(.failed("x.mp3: truncated"))])
+        #expect(playing.uncorkRequested() == [])
+    }
+
     @Test func seekingAfterTheEndPlaysFromThere() throws {
         var player = AudioPlayerMachine(role: .music)
         _ = try player.play()

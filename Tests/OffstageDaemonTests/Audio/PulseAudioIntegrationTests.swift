@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageProtocol
 import Testing
 @testable import OffstageDaemon
 
@@ -23,6 +24,19 @@ import Testing
         #expect(try rig.backend.state(id) == .ended)
         // At the end the position is the duration, as in the virtual backend.
         #expect(try rig.backend.position(id) == rig.backend.duration(id))
+    }
+
+    /// Every stream asks the sink for at least the engine's latency, in
+    /// whole frames. Rounded down, a 22,050 Hz stream (50 ms is 1,102.5 of
+    /// its frames) asked for 49.977 ms, below the latency anchor's 50 ms,
+    /// and the sink took it: a 1 s file no longer ended on the sink's block
+    /// boundary, and its end came one block (50 ms) later than at 48 kHz.
+    @Test func aStreamAtARateWithoutWholeFramesIn50msLeavesTheSinkAt50ms() async throws {
+        let rig = try PulseRig()
+        _ = try await rig.playing("ringtone.wav")  // 22,050 Hz
+        let sinks = try rig.pactl("--format=json", "list", "sinks")
+        let configured = try JSONValue(parsing: sinks).arrayValue?.first?["latency"]?["configured"]?.doubleValue
+        #expect(configured == 50_000, "\(sinks)")
     }
 
     /// A file that cannot be decoded past a point plays up to that point,
@@ -247,6 +261,35 @@ import Testing
         #expect(throws: AudioError.refused(music, .interrupted)) { try rig.backend.play(music) }
         try caller.hangUp(call)
         #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: true))) != nil)
+    }
+
+    /// A player that fails during a call still hears the call's end, and
+    /// its interruption ends then, without `shouldResume`. Finished, it
+    /// took the call's end for nothing, and `interruptionBegan` stayed
+    /// without an end.
+    @Test func aFailureDuringACallEndsTheInterruptionWithTheCall() async throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Half of the MP3: made (its header says 5 s), cut at about 2.5 s.
+        let cut = try truncatedCopy(of: "clip.mp3", keeping: 0.5, in: dir)
+        let music = try rig.backend.makePlayer(AudioPlayerRequest(path: cut, appName: "Radio"))
+        try rig.backend.play(music)
+        #expect(await rig.recorder.next(.player(music, .started)) != nil)
+        let caller = try PulseCaller(server: rig.server.serverAddress)
+        let call = try caller.ring()
+        #expect(await rig.recorder.next(.player(music, .interruptionBegan)) != nil)
+        // Sought past the cut during the call: decoding fails before any audio.
+        try rig.backend.seek(music, to: .milliseconds(4500))
+        let failure = await rig.recorder.next { if case .player(music, .failed) = $0 { true } else { false } }
+        guard case .player(_, .failed(let message)) = failure else { Issue.record("no failure: \(rig.recorder.all)"); return }
+        #expect(try rig.backend.state(music) == .failed)
+        try caller.hangUp(call)
+        #expect(await rig.recorder.next(.player(music, .interruptionEnded(shouldResume: false))) != nil)
+        let events = rig.recorder.all.compactMap { event -> AudioPlayerEvent? in
+            if case .player(music, let playerEvent) = event { playerEvent } else { nil }
+        }
+        #expect(events == [.started, .interruptionBegan, .failed(message), .interruptionEnded(shouldResume: false)])
     }
 
     @Test func unpluggingTheHeadphonesMovesTheStreamAndPauses() async throws {
