@@ -3,7 +3,11 @@ import OffstageCore
 /// Writes fixes as NMEA 0183: one `RMC` then one `GGA` per fix (talker
 /// `GP`), with times to the millisecond, the date, and correct checksums.
 /// The HDOP is the horizontal accuracy over ``metresPerHDOP`` (at least
-/// 0.5), or empty when the fix has no accuracy.
+/// 0.5), or empty when the fix has no accuracy. A fix with an accuracy
+/// starts with a `GSA` that carries its HDOP too: gpsd (3.22) works out an
+/// epoch's `eph` before it reads the epoch's `GGA`, so with the HDOP in the
+/// `GGA` only, each fix reached watchers with the accuracy of the fix
+/// before it. ``NMEAFixReader`` leaves `GSA` out (it has no time).
 /// `RMC` comes first: its date and time start the epoch, for gpsd as for
 /// ``NMEAFixReader`` (a dateless `GGA` first would join a fix a day
 /// earlier at the same time of day). gpsd reports an epoch at each
@@ -41,7 +45,8 @@ public enum NMEAFixWriter {
         Double(LocationTimeFormat.daysFromCivil(year: years.lowerBound, month: 1, day: 1) * 86_400)
         ..< Double(LocationTimeFormat.daysFromCivil(year: years.upperBound + 1, month: 1, day: 1) * 86_400)
 
-    /// The two sentences for a fix, each ending in CR LF.
+    /// The sentences for a fix (`GSA` when it has an accuracy, `RMC`,
+    /// `GGA`), each ending in CR LF.
     public static func sentences(for fix: LocationFix) -> String {
         let c = LocationTimeFormat.components(fix.time)
         let p = LocationTimeFormat.pad
@@ -57,7 +62,10 @@ public enum NMEAFixWriter {
         let hdop = fix.horizontalAccuracy.map { decimal(max(0.5, $0 / metresPerHDOP), 1) } ?? ""
         let alt = fix.altitude.map { decimal($0, 2) } ?? ""
         let gga = "GPGGA,\(time),\(lat),\(lon),1,08,\(hdop),\(alt),\(alt.isEmpty ? "" : "M"),0.0,M,,"
-        return framed(rmc) + framed(gga)
+        // No satellites named in GGA's count of 8 are made up beyond it; the
+        // mode is 3D when the fix has an altitude, as gpsd then reports it.
+        let gsa = hdop.isEmpty ? "" : framed("GPGSA,A,\(alt.isEmpty ? 2 : 3),01,02,03,04,05,06,07,08,,,,,,\(hdop),")
+        return gsa + framed(rmc) + framed(gga)
     }
 
     /// `$body*hh\r\n`.

@@ -24,6 +24,13 @@ func readAll(_ path: String, options: LocationFixtureReadOptions = .init()) thro
 /// An NMEA sentence with its checksum.
 func nmea(_ body: String) -> String { NMEAFixWriter.framed(body).trimmingCharacters(in: .newlines) }
 
+/// A fix's `RMC` and `GGA` as the writer makes them, without the `GSA`
+/// before them (the reader leaves it out): two lines per fix, for tests
+/// that count lines.
+func rmcAndGGA(_ fix: LocationFix) -> String {
+    NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").filter { !$0.hasPrefix("$GPGSA") }.map { $0 + "\r\n" }.joined()
+}
+
 /// The repository root (for samples/fixtures).
 let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -62,6 +62,29 @@ import Testing
         #expect(zip(received, track).allSatisfy { abs(($0.speed ?? 0) - ($1.speed ?? 0)) < 0.01 && abs(($0.course ?? 0) - ($1.course ?? 0)) < 0.01 })
     }
 
+    /// Each fix's accuracy comes with it. With the HDOP in `GGA` only, gpsd
+    /// worked out each epoch's `eph` before reading it: every fix came with
+    /// the accuracy of the one before (19, 19, 38, 57 m for HDOPs 1 to 4).
+    @Test func eachFixsAccuracyComesWithIt() async throws {
+        let rig = try GPSDRig()
+        defer { rig.gpsd.stop() }
+        let recorder = SourceRecorder(rig.source())
+        defer { recorder.cancel() }
+        #expect(await recorder.until { $0.connectedCount == 1 })
+        let start = Double(LocationTimeFormat.daysFromCivil(year: 2024, month: 5, day: 6) * 86_400 + 7 * 3600)
+        // Accuracies of 5 to 20 m: HDOPs 1 to 4, at NMEAFixWriter.metresPerHDOP.
+        let track = (0..<4).map { i in
+            let n = Double(i)
+            return LocationFix(
+                latitude: 48 + n / 100, longitude: 11, time: start + n, altitude: 500 + n, horizontalAccuracy: 5 * (n + 1))
+        }
+        for i in 0..<4 { try LocationFeeder(pty: rig.pty).send(track[i]) }
+        #expect(await recorder.until { $0.fixes.count >= 4 })
+        // gpsd reports eph as HDOP × 19 m.
+        #expect(recorder.fixes.map(\.horizontalAccuracy) == [19, 38, 57, 76])
+        #expect(recorder.fixes.map(\.altitude) == [500, 501, 502, 503])
+    }
+
     @Test func readerSurvivesGPSDKilledAndRestartedMidStream() async throws {
         let rig = try GPSDRig()
         defer { rig.gpsd.stop() }

@@ -30,7 +30,7 @@ import Testing
         // GGA first, as the writer once wrote and many receivers do: a
         // new RMC date alone would split RMC-first input.
         let ggaFirst = track.map { fix in
-            let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n")
+            let lines = rmcAndGGA(fix).split(separator: "\r\n")
             return lines.reversed().map { $0 + "\r\n" }.joined()
         }
         #expect(ggaFirst[0].hasPrefix("$GPGGA"))
@@ -60,7 +60,7 @@ import Testing
     @Test func oneEpochFromTwoTalkersIsOneFix() throws {
         let dir = try makeTemporaryDirectory()
         let fix = LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400, altitude: 35, speed: 2, course: 90)
-        let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
+        let lines = rmcAndGGA(fix).split(separator: "\r\n").map(String.init)
         let (rmc, gga) = (lines[0], lines[1])
         let gnGGA = nmea(String(gga.dropFirst(3).prefix { $0 != "*" }).replacingOccurrences(of: "GGA,", with: "GNGGA,", options: .anchored))
         for order in [[rmc, gga, gnGGA], [gga, gnGGA, rmc]] {
@@ -74,9 +74,12 @@ import Testing
         let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
         let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4, horizontalAccuracy: 5)
         let lines = NMEAFixWriter.sentences(for: fix).split(separator: "\r\n").map(String.init)
+        // The HDOP in a GSA before the epoch too: gpsd works out eph before its GGA.
+        #expect(lines[0] == nmea("GPGSA,A,3,01,02,03,04,05,06,07,08,,,,,,1.0,"))
         // RMC first: its date starts the epoch, for gpsd as for the reader.
-        #expect(lines[0] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
-        #expect(lines[1] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
+        #expect(lines[1] == nmea("GPRMC,123519.500,A,4807.038000,N,01131.000000,W,22.354,84.40,230394,,,A"))
+        #expect(lines[2] == nmea("GPGGA,123519.500,4807.038000,N,01131.000000,W,1,08,1.0,545.40,M,0.0,M,,"))
+        #expect(lines.count == 3)
     }
 
     @Test func anyTalkerAndClassicExampleSentences() throws {
@@ -99,7 +102,7 @@ import Testing
 
     @Test func badChecksumTruncatedLineAndGarbageAreSkippedAndCountedWithLines() throws {
         let dir = try makeTemporaryDirectory()
-        let good = sampleTrack(count: 3).map(NMEAFixWriter.sentences).joined()
+        let good = sampleTrack(count: 3).map(rmcAndGGA).joined()
         var lines = good.split(separator: "\r\n").map(String.init)
         lines[2] = String(lines[2].dropLast()) + (lines[2].hasSuffix("0") ? "1" : "0")  // break GGA #2's checksum
         lines.insert("$GPRMC,120000.000,A,4851.0", at: 4)                                // truncated
@@ -125,7 +128,7 @@ import Testing
     /// escape in a fixture cleared the screen of whoever read the warning.
     @Test func textAfterAChecksumIsNamedAndControlCharactersAreEscaped() throws {
         let dir = try makeTemporaryDirectory()
-        let good = NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
+        let good = rmcAndGGA(LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
         let rmc = String(good.split(separator: "\r\n")[0])
         let text = rmc + "\u{1B}[2J\u{1B}]0;pwned\u{07}\n" + rmc.dropLast(2) + "1\u{1B}\n"
         let (_, summary) = try readAll(try write(text, to: "escape.nmea", in: dir))
@@ -137,8 +140,8 @@ import Testing
 
     @Test func strictPolicyStopsAtTheFirstBadLine() throws {
         let dir = try makeTemporaryDirectory()
-        let text = sampleTrack(count: 2).map(NMEAFixWriter.sentences).joined() + "$GPRMC,broken*00\n"
-            + sampleTrack(count: 1, start: 1_714_560_000).map(NMEAFixWriter.sentences).joined()
+        let text = sampleTrack(count: 2).map(rmcAndGGA).joined() + "$GPRMC,broken*00\n"
+            + sampleTrack(count: 1, start: 1_714_560_000).map(rmcAndGGA).joined()
         let path = try write(text, to: "strict.nmea", in: dir)
         var seen = 0
         let error = #expect(throws: LocationFixtureError.self) {
@@ -205,7 +208,7 @@ import Testing
     /// known only once the epoch is complete, after line 4.
     func epochWithABadLineInside(in dir: URL) throws -> String {
         let a = sampleTrack(count: 3)
-        let sentences = [a[1], a[0], a[2]].map { NMEAFixWriter.sentences(for: $0).split(separator: "\r\n").map(String.init) }
+        let sentences = [a[1], a[0], a[2]].map { rmcAndGGA($0).split(separator: "\r\n").map(String.init) }
         let lines = sentences[0] + [sentences[1][0], "hello", sentences[1][1]] + sentences[2]
         return try write(lines.joined(separator: "\n"), to: "inside.nmea", in: dir)
     }
@@ -232,7 +235,7 @@ import Testing
 
     @Test func badLinesInsideAnEpochAreCountedPastTheIssuesKept() throws {
         let dir = try makeTemporaryDirectory()
-        let lines = NMEAFixWriter.sentences(for: sampleTrack(count: 1)[0]).split(separator: "\r\n").map(String.init)
+        let lines = rmcAndGGA(sampleTrack(count: 1)[0]).split(separator: "\r\n").map(String.init)
         let text = ([lines[0]] + Array(repeating: "hello", count: 5) + [lines[1]]).joined(separator: "\n")
         var options = LocationFixtureReadOptions()
         options.maximumIssuesKept = 2
@@ -275,6 +278,8 @@ import Testing
         fix.horizontalAccuracy = nil
         let sentences = NMEAFixWriter.sentences(for: fix)
         #expect(sentences.contains("\r\n$GPGGA,080000.000,4851.000000,N,00221.000000,E,1,08,,35.00,M,0.0,M,,*"))
+        // No accuracy, no GSA: it would carry an HDOP.
+        #expect(sentences.hasPrefix("$GPRMC"))
         let (fixes, _) = try readAll(try write(sentences, to: "noacc.nmea", in: dir))
         #expect(fixes.count == 1 && fixes.first?.horizontalAccuracy == nil)
         fix.horizontalAccuracy = 12.5
@@ -284,7 +289,7 @@ import Testing
     @Test func timeGoingBackwardsIsReported() throws {
         let dir = try makeTemporaryDirectory()
         let a = sampleTrack(count: 3)
-        let text = [a[0], a[2], a[1]].map(NMEAFixWriter.sentences).joined()
+        let text = [a[0], a[2], a[1]].map(rmcAndGGA).joined()
         let path = try write(text, to: "back.nmea", in: dir)
         let (fixes, summary) = try readAll(path)
         #expect(fixes.map(\.time) == [a[0].time, a[2].time])
@@ -324,7 +329,7 @@ import Testing
         #expect(summary.issues.first?.message.hasPrefix("time goes backwards") == true)
         // In a dated log, a stray GGA-only epoch no longer drops the rest.
         let track = sampleTrack(count: 4)
-        var lines = track.map(NMEAFixWriter.sentences).joined().split(separator: "\r\n").map(String.init)
+        var lines = track.map(rmcAndGGA).joined().split(separator: "\r\n").map(String.init)
         lines.insert(lines[0], at: 4)  // the first GGA again, after the second epoch
         let (dated, datedSummary) = try readAll(try write(lines.joined(separator: "\n"), to: "dated.nmea", in: dir))
         #expect(dated.map(\.time) == track.map(\.time))
@@ -351,7 +356,7 @@ import Testing
     @Test func trailingBlanksAndAByteOrderMarkAreNotPartOfTheSentence() throws {
         let dir = try makeTemporaryDirectory()
         let track = sampleTrack(count: 2)
-        let lines = track.map(NMEAFixWriter.sentences).joined().split(separator: "\r\n").map { $0 + " \t\r" }
+        let lines = track.map(rmcAndGGA).joined().split(separator: "\r\n").map { $0 + " \t\r" }
         let path = try write("\u{FEFF}" + lines.joined(separator: "\n"), to: "blanks.nmea", in: dir)
         let (fixes, summary) = try readAll(path)
         #expect(summary.skipped == 0, "\(summary.issues)")
