@@ -62,8 +62,24 @@ struct NMEASentence {
     /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
     /// the only time with a 61st second) goes before midnight
     /// (``LocationTimeFormat/leapSecond``), not onto it.
+    /// Whether `text` is ASCII digits and nothing else (no sign: `Int`
+    /// and ``LocationNumber`` take one, and `-10003.000` was a time of day).
+    static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
+    /// Whether `text` is digits with at most one decimal point after
+    /// exactly `whole` of them: `hhmmss.sss` has 6, `ddmm.mmmm` 4 and
+    /// `dddmm.mmmm` 5 (`806.0` is no latitude: read as `ddmm` it was
+    /// 80° 6', where gpsd reads 8° 6').
+    static func isFixedPoint(_ text: Substring, whole: Int) -> Bool {
+        guard text.count >= whole, isDigits(text.prefix(whole)) else { return false }
+        let rest = text.dropFirst(whole)
+        return rest.isEmpty || (rest.first == "." && (rest.count == 1 || isDigits(rest.dropFirst())))
+    }
+
     static func timeOfDay(_ field: Substring) -> Double? {
-        guard field.count >= 6, let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
+        guard isFixedPoint(field, whole: 6), let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
             let ss = LocationNumber.decimal(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
         else { return nil }
         guard ss >= 60 else { return Double(hh * 3600 + mm * 60) + ss }
@@ -74,7 +90,7 @@ struct NMEASentence {
     /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day
     /// is 1–31 whatever the month, see ``LocationTimeFormat/nonexistence(year:month:day:)``.
     static func date(_ field: Substring) -> (year: Int, month: Int, day: Int)? {
-        guard field.count == 6, let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
+        guard field.count == 6, isDigits(field), let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
             let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
         else { return nil }
         // NMEAFixWriter.years: the two digits of 1980 and on, up to 2079.
@@ -84,7 +100,7 @@ struct NMEASentence {
 
     /// `ddmm.mmmm` + hemisphere as signed degrees.
     static func angle(_ field: Substring, _ hemisphere: Substring, degreeDigits: Int) -> Double? {
-        guard field.count > degreeDigits + 1, let degrees = LocationNumber.decimal(field.prefix(degreeDigits)),
+        guard isFixedPoint(field, whole: degreeDigits + 2), let degrees = LocationNumber.decimal(field.prefix(degreeDigits)),
             let minutes = LocationNumber.decimal(field.dropFirst(degreeDigits)), minutes < 60
         else { return nil }
         let value = degrees + minutes / 60

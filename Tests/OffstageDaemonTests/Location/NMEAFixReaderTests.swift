@@ -70,6 +70,25 @@ import Testing
         }
     }
 
+    /// Signs and short fields were read as numbers: `806.0` as 80° 6'
+    /// (gpsd reads 8° 6'), `-405.0,S` as a northern latitude, negative
+    /// minutes, a time `-10003.000` as the day before its date (which then
+    /// cost the next good fix as time going backwards), a date `+10224`.
+    @Test func signedOrShortFieldsAreBadLines() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            "GPRMC,120000.000,A,806.0,N,00206.0,E,,,010524,,,A", "GPRMC,120001.000,A,48-5.0,N,00206.0,E,,,010524,,,A",
+            "GPRMC,120002.000,A,-405.0,S,00206.0,E,,,010524,,,A", "GPRMC,-10003.000,A,4806.0,N,00206.0,E,,,020524,,,A",
+            "GPRMC,120004.000,A,4806.0,N,00206.0,E,,,+10524,,,A", "GPRMC,120005.000,A,4806.0,N,00206.0,E,,,010524,,,A",
+        ].map(nmea).joined(separator: "\r\n") + "\r\n"
+        let (fixes, summary) = try readAll(try write(text, to: "signs.nmea", in: dir))
+        #expect(summary.issues.map(\.line) == [1, 2, 3, 4, 5], "\(summary.issues)")
+        #expect(fixes.count == 1 && fixes.first?.latitude == 48.1)
+        #expect(NMEASentence.angle("4806.", "N", degreeDigits: 2) == 48.1)
+        #expect(NMEASentence.angle("4806", "N", degreeDigits: 2) == 48.1)
+        #expect(NMEASentence.timeOfDay("120004") == 43_204)
+    }
+
     @Test func writerProducesKnownSentences() {
         let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
         let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4, horizontalAccuracy: 5)
