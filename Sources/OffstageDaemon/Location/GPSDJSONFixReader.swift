@@ -88,10 +88,14 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
-            guard let time = LocationTimeFormat.parseISO8601(timeText) else {
+            guard let parsed = LocationTimeFormat.parseISO8601(timeText) else {
                 try issue(line: number, LocationTimeFormat.badTime(timeText, label: "time"))
                 continue
             }
+            // To the millisecond, as the other readers keep times: fixes
+            // 0.4 ms apart passed, and were written with one time, which
+            // their own NMEA then refused (and gps feed blamed on gpsd).
+            let time = LocationTimeFormat.toMillisecond(parsed)
             let device = object["device"] as? String
             // The epoch held is over: delivered (and its device made the
             // track's, if accepted) before this report is judged.

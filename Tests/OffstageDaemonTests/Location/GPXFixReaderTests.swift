@@ -400,6 +400,22 @@ import Testing
 }
 
 extension GPSDJSONFixReaderTests {
+    /// Times are kept to the millisecond, as by the other readers: reports
+    /// 0.4 ms apart passed as two fixes, were written with one time, and
+    /// their own NMEA then refused the second ("time does not advance").
+    @Test func timesAreKeptToTheMillisecond() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":2,"time":"2024-05-01T07:59:59.9996Z","lat":48.85,"lon":2.35}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:00.0000Z","lat":48.85,"lon":2.35,"altMSL":35.0}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:01.0004Z","lat":48.8501,"lon":2.3501}
+            """
+        let (fixes, summary) = try readAll(try write(text, to: "subms.json", in: dir))
+        #expect(fixes.map(\.time) == [1_714_550_400, 1_714_550_401])
+        #expect(fixes.first?.altitude == 35)
+        #expect(summary.issues.isEmpty, "\(summary.issues)")
+    }
+
     /// gpsd reports an epoch again as it learns more (RMC first: no
     /// altitude, then GGA's): the later report stands, filled in from the
     /// earlier one, instead of being refused as time standing still.
