@@ -16,7 +16,10 @@ struct LocationLineReader: ~Copyable {
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
 
+    private let path: String
+
     init(path: String) throws(LocationFixtureError) {
+        self.path = path
         guard let f = fopen(path, "r") else {
             let reason = String(cString: strerror(errno))
             throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: \(reason)"))
@@ -30,9 +33,20 @@ struct LocationLineReader: ~Copyable {
     }
 
     /// The next line, or nil at the end of the file.
-    mutating func next() -> String? {
+    /// - Throws: ``LocationFixtureError`` (`unreadable`) when a read fails:
+    ///   it was taken for the end of the file, and the fixes after it were
+    ///   lost without a word (a line too long for memory, an I/O error).
+    mutating func next() throws(LocationFixtureError) -> String? {
+        errno = 0
         let n = getline(&buffer, &capacity, file)
-        guard n >= 0, let buffer else { return nil }
+        guard n >= 0, let buffer else {
+            // Neither the end nor an error flagged: getline could not hold
+            // the line (ENOMEM, EOVERFLOW), which flags nothing.
+            guard ferror(file) != 0 || feof(file) == 0 else { return nil }
+            let reason = String(cString: strerror(errno == 0 ? EIO : errno))
+            throw LocationFixtureError(
+                .unreadable, LocationFixtureIssue(file: path, line: lineNumber + 1, message: "cannot read the line: \(reason)"))
+        }
         lineNumber += 1
         return buffer.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in
             var start = 0

@@ -127,7 +127,7 @@ public struct NMEAFixReader: Sendable {
             if let accepted { try body(accepted) }
         }
 
-        while let line = lines.next() {
+        while let line = try lines.next() {
             let number = lines.lineNumber
             if line.isEmpty { continue }  // the reader trims trailing blanks
             let sentence: NMEASentence

@@ -89,6 +89,23 @@ import Testing
         #expect(NMEASentence.timeOfDay("120004") == 43_204)
     }
 
+    /// A read that fails is an error, not the end of the file: the fixes
+    /// after it were lost without a word, even under --strict (a line too
+    /// long for memory; here a directory, whose read fails with EISDIR).
+    @Test func aFailedReadIsAnErrorNotTheEnd() throws {
+        let dir = try makeTemporaryDirectory()
+        var lines = try LocationLineReader(path: dir.path)
+        do {
+            let line = try lines.next()
+            Issue.record("read \(String(describing: line))")
+        } catch {
+            #expect(error.code == .unreadable)
+            #expect(error.issue.description == "\(dir.path):1: cannot read the line: Is a directory")
+        }
+        var empty = try LocationLineReader(path: try write("", to: "empty.nmea", in: dir))
+        #expect(try empty.next() == nil)
+    }
+
     @Test func writerProducesKnownSentences() {
         let time = Double(LocationTimeFormat.daysFromCivil(year: 1994, month: 3, day: 23) * 86_400 + 12 * 3600 + 35 * 60) + 19.5
         let fix = LocationFix(latitude: 48.1173, longitude: -11.516666667, time: time, altitude: 545.4, speed: 11.5, course: 84.4, horizontalAccuracy: 5)
