@@ -769,6 +769,15 @@ struct CLITests {
     /// An app that cannot be installed, or a step naming no app of the
     /// scenario's, is found after parsing: the `scenario:` header was printed
     /// before its error, two lines for one mistake.
+    /// The header, printed once the apps are installed, still heads a run
+    /// that goes on to its steps, once.
+    @Test func aRunStartsWithItsHeader() throws {
+        let result = try offstage(["run", Paths.sample("scenarios/statelab-launch.yaml")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("scenario: "), "\(result.stdout)")
+        #expect(result.stdout.components(separatedBy: "scenario: ").count == 2)
+    }
+
     @Test func aScenarioWhoseAppsCannotBeInstalledIsOneLine() throws {
         let directory = try temporaryDirectory()
         for (name, yaml, why) in [

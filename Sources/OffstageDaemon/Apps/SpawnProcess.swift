@@ -29,15 +29,20 @@ func spawnProcess(
     defer { posix_spawn_file_actions_destroy(&actions) }
     // Opened here, not by the child: a log the child could not open failed
     // posix_spawn with that errno, blamed on the executable.
-    let output = open(outputPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    guard output >= 0 else { throw SystemCallError(call: "open \(outputPath)", errno: errno) }
+    let opened = open(outputPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard opened >= 0 else { throw SystemCallError(call: "open \(outputPath)", errno: errno) }
+    // Both the output and the stdin given are copied above 2 first: in a
+    // daemon started with its stdio closed either may be 0, 1 or 2, and one
+    // dup2 onto those would overwrite the other.
+    let output = aboveStandardDescriptors(opened)
+    if output != opened { close(opened) }
     defer { close(output) }
+    let input = standardInput.map(aboveStandardDescriptors)
+    defer { if let input, input != standardInput { close(input) } }
     posix_spawn_file_actions_adddup2(&actions, output, 1)
     posix_spawn_file_actions_adddup2(&actions, output, 2)
-    // After the output's copies: a daemon started with no stdin may have got
-    // descriptor 0 for the output.
-    if let standardInput {
-        posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+    if let input {
+        posix_spawn_file_actions_adddup2(&actions, input, 0)
     } else {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     }
@@ -74,4 +79,12 @@ func spawnProcess(
     }
     guard result == 0 else { throw SystemCallError(call: "posix_spawn \(executable)", errno: result) }
     return pid
+}
+
+/// `descriptor` if it is above 2, else a close-on-exec copy above 2 (or
+/// the descriptor itself if no copy can be made); the caller closes a copy.
+private func aboveStandardDescriptors(_ descriptor: Int32) -> Int32 {
+    guard descriptor <= 2 else { return descriptor }
+    let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
+    return copy >= 0 ? copy : descriptor
 }

@@ -102,7 +102,8 @@ public final class PrivateGPSD: Sendable {
                 executable: gpsd, arguments: ["-N", "-n", "-b", "-S", String(port), "-F", controlSocket] + devices,
                 logPath: log.path)
         } catch {
-            throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
+            // Its log, not gpsd, when the log could not be opened.
+            throw LocationSystemError(error.call.hasPrefix("open ") ? "open gpsd's log \(log.path)" : "spawn \(gpsd)", errno: error.errno)
         }
         let deadline = ContinuousClock.now + timeout
         // Started once the port answers with gpsd's greeting and, given a

@@ -305,7 +305,7 @@ extension Scenario {
                         expectation.finalState = state
                         expectation.finalStateLine = stateNode.mark?.line
                     }
-                    // `{}` (or `{callbacks: ~}` read as no key) checked nothing and counted as met.
+                    // `{}` checked nothing and counted as an expectation met.
                     if expectation.callbacks == nil, expectation.finalState == nil {
                         throw error(value, "an expectation needs callbacks, finalState or both")
                     }
