@@ -203,6 +203,11 @@ public struct AudioPlayerMachine: Sendable, Hashable {
     /// - Parameter streamGone: the server dropped the stream, and will not
     ///   say when the call ends: an interruption ends with the failure.
     public mutating func failed(_ message: String, streamGone: Bool = false) -> [Action] {
+        // Failed during a call already, then dropped: no uncork will come.
+        if streamGone, failedDuringInterruption {
+            failedDuringInterruption = false
+            return [.emit(.interruptionEnded(shouldResume: false))]
+        }
         guard !isFinished else { return [] }
         let interrupted = state == .interrupted
         state = .failed

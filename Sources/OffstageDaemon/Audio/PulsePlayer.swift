@@ -469,6 +469,9 @@ extension pa_buffer_attr {
     /// for 49.977 ms, below the latency anchor's 50 ms, and the sink took
     /// that, which moved its blocks off the 50 ms grid: a 1 s file then
     /// ended a block (50 ms) later than at 44.1 or 48 kHz.
+    /// The longest target length the server keeps (its memblockq's limit).
+    static let maximumTargetLength: UInt32 = 4 * 1024 * 1024
+
     static func playback(latency: Duration, queued: Duration, spec: pa_sample_spec) -> pa_buffer_attr {
         var spec = spec
         let frameSize = UInt32(pa_frame_size(&spec))
@@ -476,7 +479,12 @@ extension pa_buffer_attr {
             let frames = (duration.nanoseconds * Int64(spec.rate) + 999_999_999) / 1_000_000_000
             return UInt32(frames) * frameSize
         }
-        let half = bytes(queued / 2)
+        // The server cuts tlength to 4 MiB (MAX_MEMBLOCKQ_LENGTH) and keeps
+        // minreq: past that (a 96 kHz 5.1 float file's 2 s queue), tlength
+        // less two minreqs left the sink 0.5 ms of latency, for every stream
+        // on it. The queue is shortened instead.
+        let room = (maximumTargetLength - min(bytes(latency), maximumTargetLength)) / 2
+        let half = min(bytes(queued / 2), room / frameSize * frameSize)
         return pa_buffer_attr(
             maxlength: UInt32.max, tlength: bytes(latency) + 2 * half, prebuf: bytes(latency), minreq: half,
             fragsize: UInt32.max)

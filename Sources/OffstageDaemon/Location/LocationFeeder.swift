@@ -51,8 +51,9 @@ public struct LocationFeedResult: Sendable, Hashable {
     public var elapsed: Duration
 }
 
-/// Writes fixes into gpsd through a pseudo-terminal, as NMEA (`RMC` +
-/// `GGA` per fix), keeping the recorded fix times.
+/// Writes fixes into gpsd through a pseudo-terminal, as NMEA (a `GSA`
+/// when the fix has an accuracy, `RMC` and `GGA` per fix; see
+/// ``NMEAFixWriter``), keeping the recorded fix times.
 public struct LocationFeeder: Sendable {
     /// The device gpsd reads.
     public let pty: LocationPTY

@@ -148,14 +148,17 @@ public struct NMEAFixReader: Sendable {
                 checker.ignore()
                 continue
             }
-            guard let tod = NMEASentence.timeOfDay(sentence[0]) else {
-                try report(line: number, "\(sentence.type) without a valid time")
-                continue
-            }
+            // Before the time: a receiver without a fix (cold start: RMC
+            // status V, GGA quality 0) often sends no time either, and such
+            // lines, our own primer among them, were bad lines.
             let isRMC = sentence.type == "RMC"
             let hasFix = isRMC ? sentence[1] == "A" : !(sentence[5].isEmpty || sentence[5] == "0")
             guard hasFix else {
                 checker.ignore()
+                continue
+            }
+            guard let tod = NMEASentence.timeOfDay(sentence[0]) else {
+                try report(line: number, "\(sentence.type) without a valid time")
                 continue
             }
             let (latIndex, lonIndex) = isRMC ? (2, 4) : (1, 3)

@@ -59,9 +59,6 @@ struct NMEASentence {
     /// Field `i`, or an empty substring if the sentence is shorter.
     subscript(_ i: Int) -> Substring { i < fields.count ? fields[i] : "" }
 
-    /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
-    /// the only time with a 61st second) goes before midnight
-    /// (``LocationTimeFormat/leapSecond``), not onto it.
     /// Whether `text` is ASCII digits and nothing else (no sign: `Int`
     /// and ``LocationNumber`` take one, and `-10003.000` was a time of day).
     static func isDigits(_ text: Substring) -> Bool {
@@ -78,6 +75,9 @@ struct NMEASentence {
         return rest.isEmpty || (rest.first == "." && (rest.count == 1 || isDigits(rest.dropFirst())))
     }
 
+    /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
+    /// the only time with a 61st second) goes before midnight
+    /// (``LocationTimeFormat/leapSecond``), not onto it.
     static func timeOfDay(_ field: Substring) -> Double? {
         guard isFixedPoint(field, whole: 6), let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
             let ss = LocationNumber.decimal(field.dropFirst(4)), hh < 24, mm < 60, ss < 61

@@ -85,6 +85,13 @@ import Testing
         #expect(
             dropped.failed("gone", streamGone: true) == [.emit(.failed("gone")), .emit(.interruptionEnded(shouldResume: false))])
         #expect(dropped.uncorkRequested() == [])
+        // Failed during a call, then dropped: no uncork will come, so the drop ends it.
+        var failedThenDropped = AudioPlayerMachine(role: .music)
+        _ = try failedThenDropped.play()
+        _ = failedThenDropped.corkRequested()
+        _ = failedThenDropped.failed("x.mp3: truncated")
+        #expect(failedThenDropped.failed("gone", streamGone: true) == [.emit(.interruptionEnded(shouldResume: false))])
+        #expect(failedThenDropped.uncorkRequested() == [])
         // Failed outside an interruption: no end.
         var playing = AudioPlayerMachine(role: .music)
         _ = try playing.play()

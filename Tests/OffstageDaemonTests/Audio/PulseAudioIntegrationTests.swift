@@ -1,3 +1,4 @@
+import CPulse
 import Foundation
 import OffstageCore
 import OffstageProtocol
@@ -24,6 +25,24 @@ import Testing
         #expect(try rig.backend.state(id) == .ended)
         // At the end the position is the duration, as in the virtual backend.
         #expect(try rig.backend.position(id) == rig.backend.duration(id))
+    }
+
+    /// The server cuts a stream's target length to 4 MiB and keeps its
+    /// refill size: a 96 kHz 5.1 float stream's 2 s queue went past that,
+    /// and the sink was left 0.5 ms of latency (for every stream on it).
+    @Test func aQueuePastTheServersLimitIsShortenedNotTheLatency() {
+        let latency = Duration.milliseconds(50)
+        for (rate, channels) in [(96_000, 6), (384_000, 2), (48_000, 2)] {
+            let spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: UInt8(channels))
+            let attributes = pa_buffer_attr.playback(latency: latency, queued: .seconds(2), spec: spec)
+            let latencyBytes = UInt32(rate / 20 * channels * 4)
+            #expect(attributes.tlength <= pa_buffer_attr.maximumTargetLength, "\(rate) Hz × \(channels)")
+            #expect(attributes.tlength - 2 * attributes.minreq >= latencyBytes, "\(rate) Hz × \(channels)")
+            #expect(attributes.minreq % UInt32(channels * 4) == 0)
+        }
+        // Under the limit the queue is the whole 2 s.
+        let stereo = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 44_100, channels: 2)
+        #expect(pa_buffer_attr.playback(latency: latency, queued: .seconds(2), spec: stereo).minreq == 44_100 * 4)
     }
 
     /// Every stream asks the sink for at least the engine's latency, in

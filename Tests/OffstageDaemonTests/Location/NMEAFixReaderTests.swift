@@ -84,6 +84,10 @@ import Testing
         let (fixes, summary) = try readAll(try write(text, to: "signs.nmea", in: dir))
         #expect(summary.issues.map(\.line) == [1, 2, 3, 4, 5], "\(summary.issues)")
         #expect(fixes.count == 1 && fixes.first?.latitude == 48.1)
+        // No fix and no time (a receiver's cold start, our own primer): no fix, not a bad line.
+        let coldStart = ["GPGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N"].map(nmea).joined(separator: "\n") + "\n" + text
+        let (_, coldSummary) = try readAll(try write(coldStart, to: "cold.nmea", in: dir))
+        #expect(coldSummary.issues.map(\.line) == [3, 4, 5, 6, 7] && coldSummary.ignored == 2)
         #expect(NMEASentence.angle("4806.", "N", degreeDigits: 2) == 48.1)
         #expect(NMEASentence.angle("4806", "N", degreeDigits: 2) == 48.1)
         #expect(NMEASentence.timeOfDay("120004") == 43_204)
