@@ -110,6 +110,24 @@ public final class AudioFile {
         return file
     }
 
+    /// Whether libsndfile's log says a container chunk (`RIFF`, `data`,
+    /// `FORM`, `SSND`) is longer in the header than in the file: a file cut
+    /// short. Any "should be" was taken for that, and refused valid files:
+    /// an odd-sized `data` chunk (an 8- or 24-bit mono WAV of an odd
+    /// number of frames: "should be an even number of bytes"), a `FORM`
+    /// one byte short, a wrong `Bytes/sec`, and a streamed WAV's unknown
+    /// sizes (0xFFFFFFFF).
+    static func headerClaimsMoreThanTheFileHolds(_ log: String) -> Bool {
+        log.split(whereSeparator: \.isNewline).contains { line in
+            // "data : 220500 (should be 29956)"
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "(" || $0 == ")" })
+            guard parts.count == 5, ["RIFF", "data", "FORM", "SSND"].contains(parts[0]), parts[2] == "should", parts[3] == "be",
+                let stated = UInt64(parts[1]), let real = UInt64(parts[4]), stated != 0xFFFF_FFFF
+            else { return false }
+            return stated > real
+        }
+    }
+
     private func check() throws(AudioError) {
         // libsndfile reads up to 1024 channels (SF_MAX_CHANNELS): a file of
         // 33 is described, and refused for playback (``forPlayback(path:)``),
@@ -121,7 +139,7 @@ public final class AudioFile {
             throw AudioError(.corrupt, "\(path): truncated or corrupt (libsndfile cannot find its end)")
         }
         guard frames > 0 else { throw AudioError(.corrupt, "\(path): holds no audio") }
-        if log.contains("should be") {
+        if Self.headerClaimsMoreThanTheFileHolds(log) {
             throw AudioError(.corrupt, "\(path): truncated (the file is shorter than its header says)")
         }
         // The last frames must decode: a file cut short fails here. Not for

@@ -80,6 +80,34 @@ func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, in dir: URL) thro
         #expect(error?.message.contains("/nonexistent/song.ogg") == true)
     }
 
+    /// Only a container chunk longer in the header than in the file is a
+    /// file cut short. Any "should be" in libsndfile's log was: an 8-bit
+    /// mono WAV of an odd number of frames (its data chunk "should be an
+    /// even number of bytes"), a FORM one byte short, a wrong Bytes/sec
+    /// and a streamed WAV's unknown sizes were refused as truncated.
+    @Test func onlyAChunkLongerThanTheFileIsTruncation() throws {
+        #expect(AudioFile.headerClaimsMoreThanTheFileHolds("RIFF : 220536 (should be 29992)\ndata : 220500 (should be 29956)"))
+        #expect(AudioFile.headerClaimsMoreThanTheFileHolds(" SSND : 220508 (should be 29920)"))
+        for log in [
+            "*** 'data' chunk should be an even number of bytes in length.", "FORM : 22131 (should be 22132)",
+            "  Bytes/sec     : 176000 (should be 176400)", "data : 4294967295 (should be 176400)",
+        ] {
+            #expect(!AudioFile.headerClaimsMoreThanTheFileHolds(log), "\(log)")
+        }
+        // A real one: 8-bit mono, 22,050 Hz, 22,051 frames (an odd data chunk, no pad byte).
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8((value >> (8 * UInt32($0))) & 0xFF) } }
+        let frames: UInt32 = 22_051
+        var wav = Array("RIFF".utf8) + le(36 + frames, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2)
+        wav += le(22_050, 4) + le(22_050, 4) + le(1, 2) + le(8, 2) + Array("data".utf8) + le(frames, 4)
+        wav += (0..<Int(frames)).map { UInt8(128 + Int(40 * sin(Double($0) / 10))) }
+        let path = dir.appendingPathComponent("odd8.wav").path
+        try Data(wav).write(to: URL(fileURLWithPath: path))
+        let file = try AudioFile(path: path)
+        #expect(file.frames == Int(frames))
+    }
+
     @Test func aFileThatIsNotAudioIsRefused() throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
