@@ -19,7 +19,7 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
     public init?(parsing text: String) {
         var host = Substring(text)
         var port = 2947
-        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+        if LocationNumber.isDigits(text) {
             guard let p = Int(text) else { return nil }
             port = p
             host = ""

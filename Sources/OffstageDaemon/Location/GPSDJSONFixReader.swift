@@ -48,7 +48,7 @@ public struct GPSDJSONFixReader: Sendable {
             try deliverHeld()
             try checker.issue(line: line, message)
         }
-        while let line = try lines.next() {
+        while let line = try lines.next(readBefore: checker.summary) {
             let number = lines.lineNumber
             if line.isEmpty { continue }  // the reader trims trailing blanks
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {

@@ -191,8 +191,7 @@ public enum LocationFixtureConverter {
         // permissions), so a failed conversion leaves it as it was. Anything
         // else (a symbolic link, /dev/stdout, a pipe) is written to directly,
         // and holds what was written before a failure.
-        var existing = stat()
-        let replaceable = lstat(output, &existing) != 0 || existing.st_mode & S_IFMT == S_IFREG
+        let replaceable = (FileKind(atPath: output, followingLinks: false) ?? .regular) == .regular
         func convert(into partial: String?) throws -> LocationReadSummary {
             let writer = try LocationFixtureFileWriter(path: output, format: outputFormat, name: name, writingTo: partial)
             do {

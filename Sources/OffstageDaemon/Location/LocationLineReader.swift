@@ -36,7 +36,8 @@ struct LocationLineReader: ~Copyable {
     /// - Throws: ``LocationFixtureError`` (`unreadable`) when a read fails:
     ///   it was taken for the end of the file, and the fixes after it were
     ///   lost without a word (a line too long for memory, an I/O error).
-    mutating func next() throws(LocationFixtureError) -> String? {
+    ///   It carries `readBefore`, so the bad lines before it are still told.
+    mutating func next(readBefore: @autoclosure () -> LocationReadSummary) throws(LocationFixtureError) -> String? {
         errno = 0
         let n = getline(&buffer, &capacity, file)
         guard n >= 0, let buffer else {
@@ -45,7 +46,8 @@ struct LocationLineReader: ~Copyable {
             guard ferror(file) != 0 || feof(file) == 0 else { return nil }
             let reason = String(cString: strerror(errno == 0 ? EIO : errno))
             throw LocationFixtureError(
-                .unreadable, LocationFixtureIssue(file: path, line: lineNumber + 1, message: "cannot read the line: \(reason)"))
+                .unreadable, LocationFixtureIssue(file: path, line: lineNumber + 1, message: "cannot read the line: \(reason)"),
+                readBefore: readBefore())
         }
         lineNumber += 1
         return buffer.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in

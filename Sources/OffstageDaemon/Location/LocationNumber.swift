@@ -1,5 +1,11 @@
 /// Numbers as fixtures write them.
 public enum LocationNumber {
+    /// Whether `text` is ASCII digits and nothing else (no sign: `Int`
+    /// and ``decimal(_:)`` take one, and `-10003.000` was a time of day).
+    public static func isDigits(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    }
+
     /// A decimal number: an optional sign, digits with an optional
     /// fraction, an optional exponent; nil for anything else. Swift's
     /// `Double(_:)` also takes hexadecimal (`0x10` is 16), `inf` and

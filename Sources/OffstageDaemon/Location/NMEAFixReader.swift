@@ -110,7 +110,8 @@ public struct NMEAFixReader: Sendable {
             }
             let fix = LocationFix(
                 latitude: epoch.latitude, longitude: epoch.longitude,
-                time: Double(days) * 86_400 + epoch.timeOfDay,
+                // To the millisecond, as the other readers and the writer keep times.
+                time: LocationTimeFormat.toMillisecond(Double(days) * 86_400 + epoch.timeOfDay),
                 altitude: epoch.altitude, speed: epoch.speed, course: epoch.course,
                 horizontalAccuracy: epoch.accuracy)
             // The checks of the whole epoch name its first line, before any held one.
@@ -127,7 +128,7 @@ public struct NMEAFixReader: Sendable {
             if let accepted { try body(accepted) }
         }
 
-        while let line = try lines.next() {
+        while let line = try lines.next(readBefore: checker.summary) {
             let number = lines.lineNumber
             if line.isEmpty { continue }  // the reader trims trailing blanks
             let sentence: NMEASentence

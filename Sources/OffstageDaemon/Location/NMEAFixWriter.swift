@@ -36,7 +36,8 @@ public enum NMEAFixWriter {
     /// Checked against ``writableTimes`` first (once per fix fed or
     /// written: the year is broken out only for the message).
     public static func problem(writing fix: LocationFix) -> String? {
-        guard !writableTimes.contains(fix.time) else { return nil }
+        // As written: to the millisecond (23:59:59.9996 of 2079's last day is 2080).
+        guard !writableTimes.contains(LocationTimeFormat.toMillisecond(fix.time)) else { return nil }
         return "NMEA's two-digit year holds \(years.lowerBound) to \(years.upperBound), not \(LocationTimeFormat.components(fix.time).year)"
     }
 

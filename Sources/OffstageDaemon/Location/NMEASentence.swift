@@ -59,20 +59,22 @@ struct NMEASentence {
     /// Field `i`, or an empty substring if the sentence is shorter.
     subscript(_ i: Int) -> Substring { i < fields.count ? fields[i] : "" }
 
-    /// Whether `text` is ASCII digits and nothing else (no sign: `Int`
-    /// and ``LocationNumber`` take one, and `-10003.000` was a time of day).
-    static func isDigits(_ text: Substring) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
-    }
-
     /// Whether `text` is digits with at most one decimal point after
     /// exactly `whole` of them: `hhmmss.sss` has 6, `ddmm.mmmm` 4 and
     /// `dddmm.mmmm` 5 (`806.0` is no latitude: read as `ddmm` it was
     /// 80° 6', where gpsd reads 8° 6').
     static func isFixedPoint(_ text: Substring, whole: Int) -> Bool {
-        guard text.count >= whole, isDigits(text.prefix(whole)) else { return false }
-        let rest = text.dropFirst(whole)
-        return rest.isEmpty || (rest.first == "." && (rest.count == 1 || isDigits(rest.dropFirst())))
+        // One pass over the bytes: three fields of every sentence.
+        var index = 0
+        for byte in text.utf8 {
+            if index == whole {
+                guard byte == UInt8(ascii: ".") else { return false }
+            } else if !(0x30...0x39).contains(byte) {
+                return false
+            }
+            index += 1
+        }
+        return index >= whole
     }
 
     /// `hhmmss[.sss]` as seconds of the day; a leap second (`235960`,
@@ -90,7 +92,7 @@ struct NMEASentence {
     /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day
     /// is 1–31 whatever the month, see ``LocationTimeFormat/nonexistence(year:month:day:)``.
     static func date(_ field: Substring) -> (year: Int, month: Int, day: Int)? {
-        guard field.count == 6, isDigits(field), let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
+        guard field.count == 6, LocationNumber.isDigits(field), let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
             let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
         else { return nil }
         // NMEAFixWriter.years: the two digits of 1980 and on, up to 2079.

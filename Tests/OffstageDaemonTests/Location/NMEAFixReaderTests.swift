@@ -100,14 +100,33 @@ import Testing
         let dir = try makeTemporaryDirectory()
         var lines = try LocationLineReader(path: dir.path)
         do {
-            let line = try lines.next()
+            var before = LocationReadSummary()
+            before.fixes = 1
+            let line = try lines.next(readBefore: before)
             Issue.record("read \(String(describing: line))")
         } catch {
             #expect(error.code == .unreadable)
             #expect(error.issue.description == "\(dir.path):1: cannot read the line: Is a directory")
+            // What was read before the failure goes with it, so its bad lines are still told.
+            #expect(error.readBefore.fixes == 1)
         }
         var empty = try LocationLineReader(path: try write("", to: "empty.nmea", in: dir))
-        #expect(try empty.next() == nil)
+        #expect(try empty.next(readBefore: LocationReadSummary()) == nil)
+    }
+
+    /// Times are kept to the millisecond, as by the other readers: times
+    /// 0.3 ms apart were two fixes, written with one time, which our own
+    /// reader then refused.
+    @Test func timesUnderAMillisecondApartAreOneTime() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = ["GPRMC,120000.0001,A,4806.0,N,00206.0,E,,,010524,,,A", "GPRMC,120000.0004,A,4806.0,N,00206.0,E,,,010524,,,A"]
+            .map(nmea).joined(separator: "\n") + "\n"
+        let (fixes, summary) = try readAll(try write(text, to: "sub.nmea", in: dir))
+        #expect(fixes.map(\.time) == [Double(LocationTimeFormat.daysFromCivil(year: 2024, month: 5, day: 1) * 86_400 + 43_200)])
+        #expect(summary.issues.map(\.message).first?.hasPrefix("time does not advance") == true)
+        // Written to the millisecond, a time that rounds past the year 2079 is refused.
+        let last = Double(LocationTimeFormat.daysFromCivil(year: 2080, month: 1, day: 1) * 86_400) - 0.0004
+        #expect(NMEAFixWriter.problem(writing: LocationFix(latitude: 1, longitude: 2, time: last)) != nil)
     }
 
     @Test func writerProducesKnownSentences() {
