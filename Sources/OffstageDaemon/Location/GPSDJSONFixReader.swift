@@ -62,9 +62,13 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
+            /// The first of `keys` whose value is neither a number nor null.
+            func nonNumber(_ keys: [String]) -> String? {
+                keys.first { object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull) }
+            }
             // A mode that is not a number ("3") was taken for no fix, in silence.
-            if let given = object["mode"], !(given is NSNumber || given is NSNull) {
-                try issue(line: number, "mode is not a number (\(jsonText(given)))")
+            if let bad = nonNumber(["mode"]) {
+                try issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
                 continue
             }
             let mode = (object["mode"] as? NSNumber)?.intValue ?? 0
@@ -72,9 +76,7 @@ public struct GPSDJSONFixReader: Sendable {
                 checker.ignore()
                 continue
             }
-            if let bad = ["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"].first(where: {
-                object[$0] != nil && !(object[$0] is NSNumber) && !(object[$0] is NSNull)
-            }) {
+            if let bad = nonNumber(["lat", "lon", "alt", "altMSL", "speed", "track", "eph", "epx", "epy"]) {
                 try issue(line: number, "\(bad) is not a number (\(jsonText(object[bad]!)))")
                 continue
             }

@@ -94,8 +94,9 @@ import Testing
         #expect(hold.all().isEmpty)
     }
 
-    /// The period counts from an epoch's first report, whatever comes
-    /// meanwhile: traffic of other devices put the end off for good.
+    /// The period counts from an epoch's first report: a later report of
+    /// the same epoch does not start it again. (The source's wait on other
+    /// devices' traffic is not reached here.)
     @Test func anEpochIsDueAPeriodAfterItsFirstReport() {
         var hold = EpochHold(period: .milliseconds(50))
         _ = hold.take(report("/dev/a", 10), at: start)
