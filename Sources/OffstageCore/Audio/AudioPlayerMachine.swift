@@ -203,16 +203,13 @@ public struct AudioPlayerMachine: Sendable, Hashable {
     /// - Parameter streamGone: the server dropped the stream, and will not
     ///   say when the call ends: an interruption ends with the failure.
     public mutating func failed(_ message: String, streamGone: Bool = false) -> [Action] {
-        // Failed during a call already, then dropped: no uncork will come.
-        if streamGone, failedDuringInterruption {
-            failedDuringInterruption = false
-            return [.emit(.interruptionEnded(shouldResume: false))]
+        var actions: [Action] = []
+        if !isFinished {
+            failedDuringInterruption = state == .interrupted
+            state = .failed
+            actions = [.emit(.failed(message))]
         }
-        guard !isFinished else { return [] }
-        let interrupted = state == .interrupted
-        state = .failed
-        if interrupted, streamGone { return [.emit(.failed(message)), .emit(.interruptionEnded(shouldResume: false))] }
-        failedDuringInterruption = interrupted
-        return [.emit(.failed(message))]
+        // The stream is gone: no uncork will come to end an interruption.
+        return streamGone ? actions + uncorkRequested() : actions
     }
 }

@@ -110,8 +110,8 @@ public final class AudioFile {
         return file
     }
 
-    /// Whether libsndfile's log says a container chunk (`RIFF`, `data`,
-    /// `FORM`, `SSND`) is longer in the header than in the file: a file cut
+    /// Whether libsndfile's log says a size in the header is larger than
+    /// what the file holds (`data : 220500 (should be 29956)`): a file cut
     /// short. Any "should be" was taken for that, and refused valid files:
     /// an odd-sized `data` chunk (an 8- or 24-bit mono WAV of an odd
     /// number of frames: "should be an even number of bytes"), a `FORM`
@@ -119,14 +119,20 @@ public final class AudioFile {
     /// sizes (0xFFFFFFFF).
     static func headerClaimsMoreThanTheFileHolds(_ log: String) -> Bool {
         log.split(whereSeparator: \.isNewline).contains { line in
-            // "data : 220500 (should be 29956)"
-            let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "(" || $0 == ")" })
-            guard parts.count == 5, ["RIFF", "data", "FORM", "SSND"].contains(parts[0]), parts[2] == "should", parts[3] == "be",
-                let stated = UInt64(parts[1]), let real = UInt64(parts[4]), stated != 0xFFFF_FFFF
+            // "label : stated (should be real)", the label as each format's reader names its size.
+            let halves = line.split(separator: " : ", maxSplits: 1)
+            guard halves.count == 2, sizeLabels.contains(halves[0].trimmingCharacters(in: .whitespaces)) else { return false }
+            let numbers = halves[1].split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" })
+            guard numbers.count == 4, numbers[1] == "should", numbers[2] == "be",
+                let stated = UInt64(numbers[0]), let real = UInt64(numbers[3]), stated != 0xFFFF_FFFF
             else { return false }
             return stated > real
         }
     }
+
+    /// The sizes libsndfile (1.2) checks against the file: WAV and AIFF
+    /// chunks, AU's data size, 8SVX's BODY, W64's riff, RF64's Riff size.
+    static let sizeLabels: Set<String> = ["RIFF", "RIFX", "data", "FORM", "SSND", "Data Size", "BODY", "riff", "Riff size"]
 
     private func check() throws(AudioError) {
         // libsndfile reads up to 1024 channels (SF_MAX_CHANNELS): a file of

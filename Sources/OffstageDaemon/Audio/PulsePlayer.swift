@@ -23,17 +23,22 @@ final class PulsePlayer {
     private var uncorkWhenPrimed = false
     /// The decoder has nothing more to give (the end, or an error).
     private var feederFinished = false
-    private var draining: OpaquePointer?
+    /// A drain asked of the server once the whole file (or all of it up
+    /// to a decoding error) is written.
+    private struct Drain {
+        var operation: OpaquePointer
+        /// A decoding error met after audio was written: reported once the
+        /// server has played what it holds, not when the decoder, seconds
+        /// ahead, met it.
+        var failure: String?
+        /// The stream was corked (a call, a pause, an unplugged output)
+        /// while the server played the last of the file: the drain's answer
+        /// may be on its way (see ``drained(success:)``).
+        var corked = false
+    }
+    private var drain: Drain?
     /// The whole file is written and the server asked to drain it.
-    var isDraining: Bool { draining != nil }
-    /// The stream was corked (a call, a pause, an unplugged output) while
-    /// the server played the last of the file: the drain's answer may be on
-    /// its way (see ``drained(success:)``).
-    private var drainingWhenCorked = false
-    /// A decoding error met after audio was written: reported once the
-    /// server has played what it holds (the drain), not when the decoder,
-    /// seconds ahead, met it.
-    private var failureAfterDrain: String?
+    var isDraining: Bool { drain != nil }
     /// The sink the stream plays on.
     private var sinkIndex = UInt32.max
     /// The position when the stream last corked, uncorked or was
@@ -61,11 +66,15 @@ final class PulsePlayer {
             format: file.sampleKind == .int16 ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE,
             rate: UInt32(file.sampleRate), channels: UInt8(file.channels))
         weak let lock = connection.lock
-        // The ring holds the server's whole queue and half a second more,
-        // so the first request is met at once and later ones never find it empty.
+        // The ring holds the server's whole queue (as the buffer attributes
+        // ask for it, cut to the server's limit) and half a second more, so
+        // the first request is met at once and later ones never find it empty.
         let latency = connection.options.latency
         let queue = max(connection.options.buffering, latency)
-        let buffered = latency + queue + .milliseconds(500)
+        var attributes = pa_buffer_attr.playback(latency: latency, queued: queue, spec: sampleSpec)
+        var spec = sampleSpec
+        let bytesPerSecond = Int64(file.sampleRate) * Int64(pa_frame_size(&spec))
+        let buffered = Duration.nanoseconds(Int64(attributes.tlength) * 1_000_000_000 / bytesPerSecond) + .milliseconds(500)
         feeder = AudioFeeder(file: file, looping: request.looping, buffered: buffered) {
             lock?.withLock { connection in connection.players[id]?.fill() }
         }
@@ -94,7 +103,6 @@ final class PulsePlayer {
         pa_stream_set_event_callback(stream, PulseCallbacks.streamEvent, me)
         pa_stream_set_moved_callback(stream, PulseCallbacks.streamMoved, me)
         pa_stream_set_started_callback(stream, PulseCallbacks.streamStarted, me)
-        var attributes = pa_buffer_attr.playback(latency: latency, queued: queue, spec: sampleSpec)
         let flags = pa_stream_flags_t(
             rawValue: PA_STREAM_START_CORKED.rawValue | PA_STREAM_INTERPOLATE_TIMING.rawValue)
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
@@ -110,11 +118,7 @@ final class PulsePlayer {
     /// as soon as it is ready.
     func close() {
         feeder.stop()
-        if let draining {
-            pa_operation_cancel(draining)
-            pa_operation_unref(draining)
-            self.draining = nil
-        }
+        cancelDrain()
         guard let stream else { return }
         self.stream = nil
         let creating = pa_stream_get_state(stream) == PA_STREAM_CREATING
@@ -220,20 +224,22 @@ final class PulsePlayer {
             guard take.bytes > 0 else {
                 pa_stream_cancel_write(stream)
                 feederFinished = take.finished || take.error != nil
-                if feederFinished, uncorkWhenPrimed {
+                // Not at an error before any audio: the stream is corked for the failure at once.
+                if take.finished, uncorkWhenPrimed {
                     // Nothing more to write (a seek to the end): uncork so the drain can finish.
                     uncorkWhenPrimed = false
                     setCorked(false)
                 }
                 if let error = take.error, !primed {
                     perform([.cork] + machine.failed(error.message))
-                } else if take.finished || take.error != nil, draining == nil {
+                } else if feederFinished, drain == nil {
                     // At the end, or at a decoding error after audio was
                     // written: what came before the damage plays (the server
                     // holds up to two seconds of it, which a cork dropped),
                     // and the failure comes when it has.
-                    failureAfterDrain = take.error?.message
-                    draining = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque())
+                    if let operation = pa_stream_drain(stream, PulseCallbacks.streamDrained, Unmanaged.passUnretained(self).toOpaque()) {
+                        drain = Drain(operation: operation, failure: take.error?.message)
+                    }
                 }
                 return
             }
@@ -350,15 +356,13 @@ final class PulsePlayer {
     }
 
     func drained(success: Bool) {
-        if let draining { pa_operation_unref(draining) }
-        draining = nil
-        let corked = drainingWhenCorked
-        drainingWhenCorked = false
+        guard let finished = drain else { return }
+        pa_operation_unref(finished.operation)
+        drain = nil
         guard success else { return }
-        if let message = failureAfterDrain {
-            failureAfterDrain = nil
+        if let message = finished.failure {
             perform([.cork] + machine.failed(message))
-        } else if corked, machine.state == .interrupted || machine.state == .paused {
+        } else if finished.corked {
             // A call began (or the app paused) as the file ended, and the
             // server had played it all before our cork reached it: the
             // drain's answer came after the cork. Taken for nothing, it held
@@ -366,8 +370,9 @@ final class PulsePlayer {
             // `ended` came without `started`). A cork that reaches the server
             // in time puts back what the sink had not yet played, and that
             // drain ends on the next play.
-            positionBase = duration
-            perform(machine.drainedAfterLeavingPlaying())
+            let actions = machine.drainedAfterLeavingPlaying()
+            if !actions.isEmpty { positionBase = duration }
+            perform(actions)
         } else {
             perform(machine.drained())
         }
@@ -397,7 +402,7 @@ final class PulsePlayer {
         guard stream != nil, ready else { return }
         if corked {
             uncorkWhenPrimed = false
-            if draining != nil { drainingWhenCorked = true }
+            drain?.corked = true
         } else if !primed && !feederFinished {
             uncorkWhenPrimed = true
             fill()
@@ -425,14 +430,16 @@ final class PulsePlayer {
         refreshTiming()
     }
 
+    /// Cancels a drain asked for (a seek, the player closed).
+    private func cancelDrain() {
+        guard let drain else { return }
+        pa_operation_cancel(drain.operation)
+        pa_operation_unref(drain.operation)
+        self.drain = nil
+    }
+
     private func reposition(to position: Duration) {
-        if let draining {
-            pa_operation_cancel(draining)
-            pa_operation_unref(draining)
-            self.draining = nil
-        }
-        failureAfterDrain = nil
-        drainingWhenCorked = false
+        cancelDrain()
         positionBase = position
         if let stream, ready, timeBase != nil { timeBase = streamTime(stream) ?? 0 }
         if let stream, let op = pa_stream_flush(stream, nil, nil) { pa_operation_unref(op) }
@@ -454,6 +461,9 @@ final class PulsePlayer {
 }
 
 extension pa_buffer_attr {
+    /// The longest target length the server keeps (its memblockq's limit).
+    static let maximumTargetLength: UInt32 = 4 * 1024 * 1024
+
     /// Buffer attributes for a playback stream in the server's
     /// "traditional" mode (no `ADJUST_LATENCY`), where the sink latency a
     /// stream asks for is tlength − 2 × minreq: the latency plus the queue
@@ -469,9 +479,6 @@ extension pa_buffer_attr {
     /// for 49.977 ms, below the latency anchor's 50 ms, and the sink took
     /// that, which moved its blocks off the 50 ms grid: a 1 s file then
     /// ended a block (50 ms) later than at 44.1 or 48 kHz.
-    /// The longest target length the server keeps (its memblockq's limit).
-    static let maximumTargetLength: UInt32 = 4 * 1024 * 1024
-
     static func playback(latency: Duration, queued: Duration, spec: pa_sample_spec) -> pa_buffer_attr {
         var spec = spec
         let frameSize = UInt32(pa_frame_size(&spec))

@@ -58,6 +58,23 @@ import Testing
         #expect(configured == 50_000, "\(sinks)")
     }
 
+    /// On the real server: a stream whose 2 s queue is past the server's
+    /// 4 MiB (192 kHz, 8 channels: 6 MB) leaves the sink at 50 ms. The
+    /// server cut its target length and kept its refill size, and the sink
+    /// was left 0.5 ms of latency.
+    @Test func aStreamPastTheServersLimitLeavesTheSinkAt50ms() async throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let id = try rig.backend.makePlayer(
+            AudioPlayerRequest(path: try silentWAV(rate: 192_000, channels: 8, in: dir), appName: "Radio"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let sinks = try rig.pactl("--format=json", "list", "sinks")
+        let configured = try JSONValue(parsing: sinks).arrayValue?.first?["latency"]?["configured"]?.doubleValue
+        #expect(configured == 50_000, "\(sinks)")
+    }
+
     /// A file that cannot be decoded past a point plays up to that point,
     /// then fails: the failure came when the decoder met the damage, two
     /// seconds ahead of playback, and the audio the server held was dropped.
