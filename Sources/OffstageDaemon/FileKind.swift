@@ -87,11 +87,10 @@ public func isSameFile(_ a: String, _ b: String) -> Bool {
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino
 }
 
-/// A whole file, or a stream to its end (`-` is standard input; a pipe or
-/// a device has no size to read up to); nil when it cannot be opened.
+/// A whole file, or a stream to its end (a pipe or a device has no size
+/// to read up to); nil when it cannot be opened.
 public func readWhole(_ path: String) -> Data? {
-    if path == "-" { return (try? FileHandle.standardInput.readToEnd()) ?? Data() }
-    return FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
+    FileHandle(forReadingAtPath: path).flatMap { try? $0.readToEnd() ?? Data() }
 }
 
 /// Writes the regular file at `path` (or a new one) by way of a hidden

@@ -260,10 +260,15 @@ struct BadInputTests {
         _ = try await test.launchStateLab()
         let (accepted, used) = try await test.daemon.engine.submit { engine in
             let process = engine.processes[stateLab]!
+            // As before the app's own hello: its token not yet used, so only
+            // the unnamed peer can refuse it (a used token was refused anyway).
+            engine.processes[stateLab]!.channel = nil
             let identity = engine.hello(
                 token: process.token, pid: process.pid, peerPID: nil, version: offstageProtocolVersion,
                 channel: EmbeddedChannel())
-            return (identity != nil, engine.processes[stateLab]!.channel === process.channel)
+            let untaken = engine.processes[stateLab]!.channel == nil
+            engine.processes[stateLab]!.channel = process.channel
+            return (identity != nil, untaken)
         }.get()
         #expect(!accepted && used)
         let error = try #require(try await test.awaitEvents(kind: .error, count: 1).first)

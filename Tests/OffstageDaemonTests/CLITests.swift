@@ -766,9 +766,6 @@ struct CLITests {
         #expect(result.stderr == "offstage: error: \(file):3: expected a duration for at, such as 10s, 5m or 1h30m (at most 36500d)\n")
     }
 
-    /// An app that cannot be installed, or a step naming no app of the
-    /// scenario's, is found after parsing: the `scenario:` header was printed
-    /// before its error, two lines for one mistake.
     /// The header, printed once the apps are installed, still heads a run
     /// that goes on to its steps, once.
     @Test func aRunStartsWithItsHeader() throws {
@@ -778,6 +775,9 @@ struct CLITests {
         #expect(result.stdout.components(separatedBy: "scenario: ").count == 2)
     }
 
+    /// An app that cannot be installed, or a step naming no app of the
+    /// scenario's, is found after parsing: the `scenario:` header was printed
+    /// before its error, two lines for one mistake.
     @Test func aScenarioWhoseAppsCannotBeInstalledIsOneLine() throws {
         let directory = try temporaryDirectory()
         for (name, yaml, why) in [
@@ -1006,7 +1006,6 @@ struct CLITests {
     }
 }
 
-/// A Unix socket listening at `path` (its connections wait to be accepted).
 /// The test playing a daemon: the next command's connection on
 /// `listener` (of ``listeningSocket(at:)``), whose reads give up after 30 s
 /// (a command that never asks fails the test, not hangs it).
@@ -1019,6 +1018,7 @@ func acceptedCommand(on listener: Int32) throws -> LineSocket {
     return connection
 }
 
+/// A Unix socket listening at `path` (its connections wait to be accepted).
 func listeningSocket(at path: String) throws -> Int32 {
     let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_un()

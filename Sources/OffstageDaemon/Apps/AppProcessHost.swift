@@ -93,8 +93,8 @@ public struct AppProcessHost: Sendable {
             pid = try spawnProcess(
                 executable: program, arguments: argv, environment: environment,
                 outputPath: logPath(for: bundleID), ownProcessGroup: true)
-        } catch where error.call.hasPrefix("open ") {
-            throw DaemonError(.launchFailed, "cannot open the app's log \(logPath(for: bundleID)): \(String(cString: strerror(error.errno)))")
+        } catch .output(let path, let errno) {
+            throw DaemonError(.launchFailed, "cannot open the app's log \(path): \(String(cString: strerror(errno)))")
         } catch {
             throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(error.errno)))")
         }

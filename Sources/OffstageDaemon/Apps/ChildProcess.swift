@@ -26,7 +26,7 @@ final class ChildProcess: Sendable {
     /// stdout/stderr appended to `logPath`.
     /// - Parameter environment: `nil` inherits this process's environment.
     init(executable: String, arguments: [String], environment: [String: String]? = nil, logPath: String)
-        throws(SystemCallError)
+        throws(SpawnError)
     {
         pid = try spawnProcess(
             executable: executable, arguments: arguments, environment: environment, outputPath: logPath,

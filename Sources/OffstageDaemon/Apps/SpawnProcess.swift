@@ -19,18 +19,18 @@ import OffstageProtocol
 ///     daemon's terminal reaches the daemon only.
 ///   - standardInput: a descriptor to give the child as its stdin.
 /// - Returns: the child's pid; the caller reaps it.
-/// - Throws: ``SystemCallError`` for `open` of the output, or for `posix_spawn`.
+/// - Throws: ``SpawnError``: the output could not be opened, or `posix_spawn` failed.
 func spawnProcess(
     executable: String, arguments: [String], environment: [String: String]?, outputPath: String,
     ownProcessGroup: Bool, standardInput: Int32? = nil
-) throws(SystemCallError) -> pid_t {
+) throws(SpawnError) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     // Opened here, not by the child: a log the child could not open failed
     // posix_spawn with that errno, blamed on the executable.
     let opened = open(outputPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-    guard opened >= 0 else { throw SystemCallError(call: "open \(outputPath)", errno: errno) }
+    guard opened >= 0 else { throw .output(path: outputPath, errno: errno) }
     // Both the output and the stdin given are copied above 2 first: in a
     // daemon started with its stdio closed either may be 0, 1 or 2, and one
     // dup2 onto those would overwrite the other.
@@ -77,7 +77,7 @@ func spawnProcess(
     } else {
         result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
     }
-    guard result == 0 else { throw SystemCallError(call: "posix_spawn \(executable)", errno: result) }
+    guard result == 0 else { throw .spawn(executable: executable, errno: result) }
     return pid
 }
 
@@ -87,4 +87,25 @@ private func aboveStandardDescriptors(_ descriptor: Int32) -> Int32 {
     guard descriptor <= 2 else { return descriptor }
     let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
     return copy >= 0 ? copy : descriptor
+}
+
+/// Why ``spawnProcess(executable:arguments:environment:outputPath:ownProcessGroup:standardInput:)``
+/// started nothing: a log that cannot be opened is told apart from the
+/// program (it was reported as the executable's failure).
+enum SpawnError: Error, CustomStringConvertible {
+    case output(path: String, errno: Int32)
+    case spawn(executable: String, errno: Int32)
+
+    var errno: Int32 {
+        switch self {
+        case .output(_, let errno), .spawn(_, let errno): errno
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .output(let path, let errno): "open \(path): \(String(cString: strerror(errno)))"
+        case .spawn(let executable, let errno): "posix_spawn \(executable): \(String(cString: strerror(errno)))"
+        }
+    }
 }

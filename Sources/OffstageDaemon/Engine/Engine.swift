@@ -317,17 +317,15 @@ public final class Engine {
         guard let process = processes[app], process.launch == launch, let channel = process.channel, channel.isActive
         else { return handleExit(app, launch: launch, status: status) }
         processes[app]?.exitStatus = status
-        let read = eventLoop.makePromise(of: Void.self)
-        channel.closeFuture.cascade(to: read)
-        let grace = eventLoop.scheduleTask(in: Self.exitReadGrace) { read.succeed() }
+        // Past the grace the connection is closed, which handles the exit too.
+        let grace = eventLoop.scheduleTask(in: Self.exitReadGrace) { channel.close(promise: nil) }
         let bound = handle.engine
-        read.futureResult.whenComplete { _ in
+        channel.closeFuture.whenComplete { _ in
             grace.cancel()
             let engine = bound.value
-            // This launch's token and connection go even if a relaunch (after
-            // a kill the core counts as done) has taken the app's entry.
+            // This launch's token goes even if a relaunch (after a kill the
+            // core counts as done) has taken the app's entry.
             engine.tokens[process.token] = nil
-            channel.close(promise: nil)
             engine.handleExit(app, launch: launch, status: status)
         }
     }
@@ -515,9 +513,15 @@ public final class Engine {
         let waiters = idleWaiters
         idleWaiters = []
         for waiter in waiters { waiter.fail(DaemonError(.invalidState, "the daemon is stopping")) }
-        if processes.isEmpty { return eventLoop.makeSucceededVoidFuture() }
+        // Set even with no process left: an exit put off for its connection
+        // (handled above) is handled again when that connection closes, and
+        // must then change nothing (it ran the core on a stopped engine).
         let promise = eventLoop.makePromise(of: Void.self)
         reaped = promise
+        if processes.isEmpty {
+            promise.succeed()
+            return promise.futureResult
+        }
         let bound = handle.engine
         eventLoop.scheduleTask(in: .seconds(5)) {
             let engine = bound.value

@@ -103,7 +103,8 @@ public final class PrivateGPSD: Sendable {
                 logPath: log.path)
         } catch {
             // Its log, not gpsd, when the log could not be opened.
-            throw LocationSystemError(error.call.hasPrefix("open ") ? "open gpsd's log \(log.path)" : "spawn \(gpsd)", errno: error.errno)
+            if case .output = error { throw LocationSystemError("open gpsd's log \(log.path)", errno: error.errno) }
+            throw LocationSystemError("spawn \(gpsd)", errno: error.errno)
         }
         let deadline = ContinuousClock.now + timeout
         // Started once the port answers with gpsd's greeting and, given a

@@ -94,7 +94,8 @@ extension Scenario {
         // to: read it to its end. Its app paths are relative to the working
         // directory.
         let stream = kind == .other
-        guard let data = readWhole(path) else {
+        // `-` is standard input here only: `--check -` named a file.
+        guard let data = path == "-" ? (try? FileHandle.standardInput.readToEnd()) ?? Data() : readWhole(path) else {
             let why = FileManager.default.isReadableFile(atPath: path) ? "" : " (no permission)"
             throw ScenarioError(file: path, line: nil, message: "cannot read the file\(why)")
         }
