@@ -1,4 +1,5 @@
 import Foundation
+import OffstageProtocol
 import OffstageCore
 import OffstageDaemon
 import Synchronization
@@ -29,6 +30,13 @@ struct PulseRig {
         try backend.play(id)
         try #require(await recorder.next(.player(id, .started)) != nil, "\(fixture) never started")
         return id
+    }
+
+    /// The first sink's configured latency (µs) as `pactl` tells it, and
+    /// what `pactl` said.
+    func configuredSinkLatency() throws -> (Double?, String) {
+        let sinks = try pactl("--format=json", "list", "sinks")
+        return (try JSONValue(parsing: sinks).arrayValue?.first?["latency"]?["configured"]?.doubleValue, sinks)
     }
 
     /// The environment for a PulseAudio command-line client of this server.

@@ -53,8 +53,7 @@ import Testing
     @Test func aStreamAtARateWithoutWholeFramesIn50msLeavesTheSinkAt50ms() async throws {
         let rig = try PulseRig()
         _ = try await rig.playing("ringtone.wav")  // 22,050 Hz
-        let sinks = try rig.pactl("--format=json", "list", "sinks")
-        let configured = try JSONValue(parsing: sinks).arrayValue?.first?["latency"]?["configured"]?.doubleValue
+        let (configured, sinks) = try rig.configuredSinkLatency()
         #expect(configured == 50_000, "\(sinks)")
     }
 
@@ -70,8 +69,7 @@ import Testing
             AudioPlayerRequest(path: try silentWAV(rate: 192_000, channels: 8, in: dir), appName: "Radio"))
         try rig.backend.play(id)
         #expect(await rig.recorder.next(.player(id, .started)) != nil)
-        let sinks = try rig.pactl("--format=json", "list", "sinks")
-        let configured = try JSONValue(parsing: sinks).arrayValue?.first?["latency"]?["configured"]?.doubleValue
+        let (configured, sinks) = try rig.configuredSinkLatency()
         #expect(configured == 50_000, "\(sinks)")
     }
 
