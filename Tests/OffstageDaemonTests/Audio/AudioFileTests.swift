@@ -162,9 +162,11 @@ func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, f
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var failure: AudioError?
         var events = arrived.stream.makeAsyncIterator()
-        while failure == nil {
+        while true {
             let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
-            if let error = take.error { failure = error } else if take.finished { break }
+            // Not waiting for another notice after the error: none may come.
+            if let error = take.error { failure = error }
+            if take.error != nil || take.finished { break }
             if take.bytes == 0 { await events.next() }
         }
         #expect(failure?.code == .corrupt)
