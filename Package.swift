@@ -26,6 +26,8 @@ let package = Package(
         // libpulse (PulseAudio's client library) and libsndfile (decoding).
         .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        // libmpg123 (libsndfile's MP3 decoder), for the exact length of an MP3 without a Xing header.
+        .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         // Linux process calls Swift cannot import (pidfd_open, closefrom for posix_spawn).
         .systemLibrary(name: "CLinuxProcess"),
 
@@ -55,6 +57,7 @@ let package = Package(
                 "CGPS",
                 "CPulse",
                 "CSndFile",
+                "CMPG123",
                 "CLinuxProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

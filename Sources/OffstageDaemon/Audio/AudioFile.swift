@@ -8,7 +8,8 @@ import OffstageCore
 /// Opening checks the file to the end (its last frames can be read, a WAV
 /// data chunk is as long as its header says), so a truncated file is
 /// refused at once rather than stopping short mid-play; a cut MP3 is
-/// reported when playback reaches the cut. Decoding gives
+/// reported when playback reaches the cut. An MP3 whose length no header
+/// states gets the length its frames add up to (``MPEGLength``). Decoding gives
 /// interleaved 16-bit samples for 8- and 16-bit sources, 32-bit floats for
 /// the rest (as `paplay` does).
 ///
@@ -31,6 +32,8 @@ public final class AudioFile {
     public let sampleKind: SampleKind
     private let formatCode: Int32
     private let handle: OpaquePointer
+    /// For an MP3 without a header stating its length, the frames it holds (``MPEGLength``).
+    private let countedMPEGFrames: Int?
 
     /// Bytes per interleaved frame of decoded audio.
     public var bytesPerFrame: Int { channels * sampleKind.size }
@@ -66,7 +69,10 @@ public final class AudioFile {
         self.handle = handle
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
-        frames = Int(info.frames)
+        countedMPEGFrames =
+            info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path) : nil
+        // libsndfile reads no further than its count: a longer one counted is refused by check().
+        frames = min(Int(info.frames), countedMPEGFrames ?? Int(info.frames))
         formatName = Self.majorFormatName(info.format)
         formatCode = info.format
         switch info.format & Int32(SF_FORMAT_SUBMASK) {
@@ -145,6 +151,14 @@ public final class AudioFile {
             throw AudioError(.corrupt, "\(path): truncated or corrupt (libsndfile cannot find its end)")
         }
         guard frames > 0 else { throw AudioError(.corrupt, "\(path): holds no audio") }
+        if let counted = countedMPEGFrames, counted > frames {
+            let rate = Double(sampleRate)
+            throw AudioError(
+                .notAudio,
+                "\(path): libsndfile would play only its first \(formatSeconds(Double(frames) / rate)) s of "
+                    + "\(formatSeconds(Double(counted) / rate)) s (an MP3 of variable bit rate without a Xing header, "
+                    + "whose length it guesses from the first frame); re-encode it, or add the header (vbrfix)")
+        }
         if Self.headerClaimsMoreThanTheFileHolds(log) {
             throw AudioError(.corrupt, "\(path): truncated (the file is shorter than its header says)")
         }

@@ -16,6 +16,25 @@ func truncatedCopy(of name: String, keeping fraction: Double, in dir: URL) throw
     return url.path
 }
 
+/// `clip.mp3` without its first frame, the Xing header that states its
+/// length, after `tagged` bytes of an ID3v2 picture (cover art).
+func clipMP3WithoutXing(tagged: Int = 0, in dir: URL) throws -> String {
+    let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioFixture("clip.mp3"))))
+    // MPEG-2 layer III: 72 × bit rate ÷ sample rate bytes a frame, plus the padding bit.
+    let kilobits = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+    let xing = 72 * kilobits[Int(data[2] >> 4)] * 1000 / 22050 + Int(data[2] >> 1 & 1)
+    var tag: [UInt8] = []
+    if tagged > 0 {
+        let picture = Array("\u{0}image/jpeg\u{0}\u{3}\u{0}".utf8) + [UInt8](repeating: 0xAA, count: tagged)
+        let frame = Array("APIC".utf8) + (0..<4).map { UInt8(picture.count >> (8 * (3 - $0)) & 0xFF) } + [0, 0] + picture
+        let size = (0..<4).map { UInt8(frame.count >> (7 * (3 - $0)) & 0x7F) }
+        tag = Array("ID3".utf8) + [3, 0, 0] + size + frame
+    }
+    let url = dir.appendingPathComponent("noxing-\(tagged).mp3")
+    try Data(tag + data[xing...]).write(to: url)
+    return url.path
+}
+
 /// Writes a WAV of `seconds` of silence at `rate` Hz (mono, 16-bit by
 /// default; `frames` overrides `seconds`). 8-bit silence is 128.
 func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, frames: Int? = nil, in dir: URL) throws -> String {
@@ -171,6 +190,50 @@ func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, f
         }
         #expect(failure?.code == .corrupt)
         #expect(failure?.message.hasPrefix("\(path): truncated: the audio stops at ") == true, "\(String(describing: failure))")
+    }
+
+    /// Without a Xing header libsndfile guesses an MP3's length from its
+    /// size, cover art included: this 5 s file was 28 s long to it, and
+    /// ended `truncated` at 5 s. Its frames are counted instead.
+    @Test func anMP3WithoutAXingHeaderBehindCoverArtHasItsCountedLength() async throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try clipMP3WithoutXing(tagged: 300_000, in: dir)
+        let file = try AudioFile(path: path)
+        // 194 frames of 576 (no encoder delay or padding left out without the header).
+        #expect(file.frames == 194 * 576, "\(file.summary)")
+        let expected = file.frames * file.bytesPerFrame
+        let arrived = AsyncStream<Void>.makeStream()
+        let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
+        defer { feeder.stop() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var total = 0
+        var events = arrived.stream.makeAsyncIterator()
+        while true {
+            let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
+            #expect(take.error == nil, "\(String(describing: take.error))")
+            total += take.bytes
+            if take.finished || take.error != nil { break }
+            if take.bytes == 0 { await events.next() }
+        }
+        #expect(total == expected)
+    }
+
+    /// Of variable bit rate and without a Xing header, the same file is
+    /// 2.55 s long to libsndfile, which reads no further: refused, rather
+    /// than cut short in silence.
+    @Test func anMP3LibsndfileWouldCutShortIsRefused() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = try clipMP3WithoutXing(in: dir)
+        let error = #expect(throws: AudioError.self) { try AudioFile(path: path) }
+        #expect(error?.code == .notAudio)
+        #expect(
+            error?.message
+                == "\(path): libsndfile would play only its first 2.551 s of 5.068 s (an MP3 of variable bit rate without a Xing header, "
+                + "whose length it guesses from the first frame); re-encode it, or add the header (vbrfix)")
+        // With its header, the length is the header's (the encoder's delay and padding left out).
+        #expect(try AudioFile(path: audioFixture("clip.mp3")).frames == 110_250)
     }
 
     @Test func everyFixtureDecodesInTheFeederWithoutError() async throws {
