@@ -30,6 +30,24 @@ func operands(_ words: [String], negatives: String? = nil) throws -> [String] {
     return values
 }
 
+/// Refuses a file name from the command line that is not valid UTF-8 (a
+/// Latin-1 `é`, as old loggers and FAT media write names). Swift decodes
+/// the arguments with repair, each bad byte becoming U+FFFD: such an input
+/// "did not exist", and an output was written under another name while the
+/// command reported success.
+/// - Parameter what: the argument as the help names it (`input`, `--control`).
+func requireUTF8(_ value: String, _ what: String) throws {
+    guard value.unicodeScalars.contains("\u{FFFD}") else { return }
+    for index in 1..<Int(CommandLine.argc) {
+        // The word given (`--control=NAME` holds it after the `=`), whose bytes are not UTF-8.
+        guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+        let repaired = String(decoding: UnsafeRawBufferPointer(start: raw, count: strlen(raw)), as: UTF8.self)
+        guard repaired == value || repaired.hasSuffix("=" + value) else { continue }
+        throw ValidationError(
+            "argument \(index) (\(what)) is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file)")
+    }
+}
+
 /// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
 struct CommandError: Error, CustomStringConvertible {
     var description: String

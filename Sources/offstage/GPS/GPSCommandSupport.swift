@@ -80,6 +80,7 @@ struct GPSDTargetOptions: ParsableArguments {
 
     func validate() throws {
         guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
+        try requireUTF8(control, "--control")
         _ = try gpsd.map(parseGPSDEndpoint)
     }
 }

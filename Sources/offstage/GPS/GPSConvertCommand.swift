@@ -25,6 +25,8 @@ struct GPSConvertCommand: AsyncParsableCommand {
     @OptionGroup var fixture: GPSFixtureOptions
 
     func validate() throws {
+        try requireUTF8(inputArgument, "input")
+        try requireUTF8(outputArgument, "output")
         _ = try to.map { try parseFormat($0, option: "--to") }
         if inputArgument == "-", fixture.format == nil { throw ValidationError("- (standard input) needs --format gpx, nmea or json") }
         if outputArgument == "-", to == nil { throw ValidationError("- (standard output) needs --to gpx, nmea or json") }

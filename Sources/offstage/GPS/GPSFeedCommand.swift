@@ -29,6 +29,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
+        try requireUTF8(file, "file")
         guard LocationFeedSpeed(parsing: speed) != nil else { throw ValidationError("--speed \(speed): expected a number from 0.001 to 1000000, or max") }
     }
 

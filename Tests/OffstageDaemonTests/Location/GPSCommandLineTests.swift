@@ -18,6 +18,48 @@ import OffstageCore
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
+    /// A file name that is not UTF-8 (a Latin-1 `é`, as old loggers and FAT
+    /// media write them) reached the command with U+FFFD for its byte: the
+    /// input "did not exist", and the output was written under another name
+    /// while the command said it had converted it. Such a name is refused.
+    @Test func aFileNameThatIsNotUTF8IsAUsageError() throws {
+        let dir = try makeTemporaryDirectory()
+        let fixes = rmcAndGGA(LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400))
+        _ = try write(fixes, to: "good.nmea", in: dir)
+        // Made by the shell, as the names are: Process passes only Strings.
+        let made = try runInShell(#"printf '%s' "$1" > "$(printf 'track\351.nmea')""#, fixes, in: dir)
+        #expect(made.status == 0, "\(made.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let cases: [(script: String, usage: String)] = [
+            (#"exec "$0" gps convert "$(printf 'track\351.nmea')" out.json"#, "argument 3 (input) is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file) (see offstage gps convert --help)"),
+            (#"exec "$0" gps convert good.nmea "$(printf 'out\351.json')""#, "argument 4 (output) is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file) (see offstage gps convert --help)"),
+            (#"exec "$0" gps feed --quiet "$(printf 'track\351.nmea')""#, "argument 4 (file) is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file) (see offstage gps feed --help)"),
+            (#"exec "$0" gps fix 1 2 --gpsd 1 --control="$(printf 'g\351.sock')""#, "argument 7 (--control) is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file) (see offstage gps fix --help)"),
+        ]
+        for (script, usage) in cases {
+            let run = try runInShell(script, in: dir)
+            #expect(run.status == 64 && run.stderr == "offstage: error: \(usage)\n", "\(script): \(run.stderr)")
+        }
+        // Nothing was written, under any name.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names.sorted())
+    }
+
+    /// Runs `script` with `/bin/sh` in `dir`, `$0` the built `offstage` and
+    /// `$1`… the `arguments`, to its end.
+    func runInShell(_ script: String, _ arguments: String..., in dir: URL) throws -> Run {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", script, Paths.products + "/offstage"] + arguments
+        shell.currentDirectoryURL = dir
+        let (out, err) = (Pipe(), Pipe())
+        shell.standardOutput = out
+        shell.standardError = err
+        try shell.run()
+        let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: shell, within: commandLimit)
+        shell.waitUntilExit()
+        return Run(status: shell.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self), stderr: String(decoding: output[1], as: UTF8.self))
+    }
+
     @Test func pipesAndDirectoriesAreRefusedBeforeAnyLineIsLost() throws {
         let dir = try makeTemporaryDirectory()
         // A feed reads its fixture twice (count, then feed): from a pipe it fed nothing and exited 0.
