@@ -104,4 +104,17 @@ extension GPSDControl {
     public static func isListening(port: Int) -> Bool {
         LocationSocket.isListening(port: port)
     }
+
+    /// Why nothing accepts a connection on 127.0.0.1:port (`Connection
+    /// refused`), or nil when something does.
+    public static func connectionFailure(port: Int, within timeout: Duration = .seconds(1)) -> String? {
+        do {
+            close(try LocationSocket.connectLoopback(port: port, timeout: timeout))
+            return nil
+        } catch let error as LocationSystemError {
+            return error.errno.map { String(cString: strerror($0)) } ?? error.description
+        } catch {
+            return "\(error)"
+        }
+    }
 }

@@ -112,6 +112,11 @@ final class GPSDFeedTarget {
             let endpoint = try parseGPSDEndpoint(text)
             self.endpoint = endpoint
             let control = options.control
+            // Before the device is added: through the control socket of
+            // another gpsd, it waited 15 s for this port to list it.
+            if let failure = GPSDControl.connectionFailure(port: endpoint.port) {
+                throw CommandError("cannot connect to gpsd at \(endpoint): \(failure)")
+            }
             cleanup = try TerminationSignals.holding {
                 do {
                     try GPSDControl.addDevice(pty.devicePath, controlSocket: control)
@@ -127,7 +132,9 @@ final class GPSDFeedTarget {
             privateGPSD = nil
             guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
                 close()
-                throw CommandError("gpsd at \(endpoint) did not open \(pty.devicePath) within \(GPSDControl.busyLimit.components.seconds) s")
+                throw CommandError(
+                    "gpsd at \(endpoint) did not open \(pty.devicePath) within \(GPSDControl.busyLimit.components.seconds) s: "
+                        + "--control \(control) may be the control socket of another gpsd (it must be the -F of the gpsd at \(endpoint))")
             }
         } else {
             // The default port when it is free, so `offstage gps watch` finds

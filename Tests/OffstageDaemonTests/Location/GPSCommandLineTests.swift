@@ -426,6 +426,34 @@ import OffstageCore
         #expect(run.stderr.hasSuffix(" (--wait waits for it)\n"), "\(run.stderr)")
     }
 
+    /// `--gpsd` naming a port where nothing listens, with the control socket
+    /// of another gpsd: the device was added to that one, and 18 s later the
+    /// error blamed the device. It fails at once, as `gps watch` does.
+    @Test func aNamedGPSDWhereNothingListensFailsAtOnce() throws {
+        let other = try PrivateGPSD(devices: [])
+        defer { other.stopAndRemove() }
+        let port = try LocationSocket.freeLoopbackPort()
+        let started = ContinuousClock.now
+        let run = try offstage("gps", "fix", "1", "2", "--gpsd", "\(port)", "--control", other.controlSocket)
+        #expect(run.status == 1)
+        #expect(run.stderr == "offstage: error: cannot connect to gpsd at localhost:\(port): Connection refused\n", "\(run.stderr)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// A port that answers but never lists the device: the device went to
+    /// the gpsd behind `--control`, another one, which the error now says
+    /// may be the cause (it said only that the device was not opened).
+    @Test func aGPSDThatNeverListsTheDeviceNamesTheControlSocket() throws {
+        let taking = try PrivateGPSD(devices: [])
+        defer { taking.stopAndRemove() }
+        let named = try PrivateGPSD(devices: [])
+        defer { named.stopAndRemove() }
+        let run = try offstage("gps", "fix", "1", "2", "--gpsd", "\(named.endpoint.port)", "--control", taking.controlSocket)
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("offstage: error: gpsd at localhost:\(named.endpoint.port) did not open /dev/pts/"), "\(run.stderr)")
+        #expect(run.stderr.hasSuffix(" within 15 s: --control \(taking.controlSocket) may be the control socket of another gpsd (it must be the -F of the gpsd at localhost:\(named.endpoint.port))\n"), "\(run.stderr)")
+    }
+
     @Test func badOptionsAreOneLineErrors() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let speed = try offstage("gps", "feed", fixture, "--speed", "fast")
