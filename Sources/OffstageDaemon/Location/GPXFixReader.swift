@@ -41,9 +41,8 @@ public struct GPXFixReader: Sendable {
 
     /// Streams the file's fixes to `body`, in document order.
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
-        guard let stream = InputStream(fileAtPath: path), FileManager.default.isReadableFile(atPath: path) else {
-            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: no such readable file"))
-        }
+        try LocationFixtureError.requireReadable(path)
+        guard let stream = InputStream(fileAtPath: path) else { throw LocationFixtureError.cannotOpen(path) }
         // Only a track's presence matters here; a file that is not
         // well-formed is reported by the read itself. A pipe can be read
         // once only: its points are read in document order.

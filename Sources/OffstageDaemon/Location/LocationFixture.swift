@@ -33,10 +33,7 @@ public enum LocationFixtureFormat: String, Sendable, Hashable, CaseIterable {
     /// non-blank byte (`<` GPX, `$`/`!` NMEA, `{` JSON).
     public static func detect(path: String) throws -> LocationFixtureFormat {
         if let format = LocationFixtureFormat(pathExtension: path) { return format }
-        guard let file = fopen(path, "r") else {
-            throw LocationFixtureError(.unreadable, LocationFixtureIssue(
-                file: path, line: 0, message: "cannot open: \(String(cString: strerror(errno)))"))
-        }
+        guard let file = fopen(path, "r") else { throw LocationFixtureError.cannotOpen(path) }
         defer { fclose(file) }
         var c = fgetc(file)
         var count = 0
@@ -52,6 +49,20 @@ public enum LocationFixtureFormat: String, Sendable, Hashable, CaseIterable {
             throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
                 file: path, line: 0, message: "unknown fixture format (expected GPX, NMEA or gpsd JSON)"))
         }
+    }
+}
+
+extension LocationFixtureError {
+    /// `FILE: cannot open: REASON`, the reason the system's for the call
+    /// that just failed (`Permission denied`, `Not a directory`).
+    static func cannotOpen(_ path: String) -> LocationFixtureError {
+        LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: \(String(cString: strerror(errno)))"))
+    }
+
+    /// Throws ``cannotOpen(_:)`` unless `path` can be opened for reading
+    /// (it said "no such readable file", whatever the reason).
+    static func requireReadable(_ path: String) throws(LocationFixtureError) {
+        guard access(path, R_OK) == 0 else { throw cannotOpen(path) }
     }
 }
 
@@ -179,9 +190,8 @@ public enum LocationFixtureConverter {
     ) throws -> LocationReadSummary {
         let reader = try LocationFixtureReader(path: input, format: inputFormat, options: options)
         let name = input.split(separator: "/").last.map(String.init) ?? input
-        guard FileManager.default.isReadableFile(atPath: input) else {
-            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: input, line: 0, message: "cannot open: no such readable file"))
-        }
+        // Before the output is made: a link or a pipe would be written to.
+        try LocationFixtureError.requireReadable(input)
         if isSameFile(input, output) {
             throw LocationFixtureError(.unwritable, LocationFixtureIssue(
                 file: output, line: 0, message: "this is the input file too; write the conversion to another file"))

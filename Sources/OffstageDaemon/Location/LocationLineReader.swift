@@ -20,10 +20,7 @@ struct LocationLineReader: ~Copyable {
 
     init(path: String) throws(LocationFixtureError) {
         self.path = path
-        guard let f = fopen(path, "r") else {
-            let reason = String(cString: strerror(errno))
-            throw LocationFixtureError(.unreadable, LocationFixtureIssue(file: path, line: 0, message: "cannot open: \(reason)"))
-        }
+        guard let f = fopen(path, "r") else { throw LocationFixtureError.cannotOpen(path) }
         file = f
     }
 

@@ -14,8 +14,26 @@ import OffstageCore
         let output = dir.appendingPathComponent("out.nmea").path
         let run = try offstage("gps", "convert", "/nonexistent/drive.gpx", output)
         #expect(run.status == 1)
-        #expect(run.stderr == "offstage: error: /nonexistent/drive.gpx: cannot open: no such readable file\n")
+        #expect(run.stderr == "offstage: error: /nonexistent/drive.gpx: cannot open: No such file or directory\n")
         #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// A fixture that cannot be opened is named with the system's reason,
+    /// by convert as by feed: convert (and a GPX feed) said "no such
+    /// readable file" whatever it was (a permission denied). Tests run as
+    /// root, whom permissions do not stop: a path through a regular file
+    /// fails with ENOTDIR.
+    @Test func aFixtureThatCannotBeOpenedIsNamedWithTheReason() throws {
+        let dir = try makeTemporaryDirectory()
+        let file = try write("x", to: "file", in: dir)
+        for input in [file + "/x.nmea", file + "/x.gpx", file + "/x.json"] {
+            let commands = [["convert", input, dir.appendingPathComponent("out.json").path], ["feed", input]]
+            for command in commands {
+                let run = try runOffstage(["gps"] + command)
+                #expect(run.status == 1 && run.stderr == "offstage: error: \(input): cannot open: Not a directory\n", "\(command): \(run.stderr)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["file"])
     }
 
     /// A file name that is not UTF-8 (a Latin-1 `é`, as old loggers and FAT
