@@ -17,7 +17,8 @@ public enum LocationFeedSpeed: Sendable, Hashable, CustomStringConvertible {
             return
         }
         // Beyond these a fix's wait is too long or too short to be a duration.
-        guard let n = Double(t.hasSuffix("x") ? String(t.dropLast()) : t), n >= 0.001, n <= 1_000_000 else { return nil }
+        // Decimal: Double() takes 0x10 for 16.
+        guard let n = LocationNumber.decimal(t.hasSuffix("x") ? t.dropLast() : t[...]), n >= 0.001, n <= 1_000_000 else { return nil }
         self = .factor(n)
     }
 

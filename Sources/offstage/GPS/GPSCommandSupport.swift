@@ -13,8 +13,14 @@ struct GPSFixtureOptions: ParsableArguments {
     var strict = false
 
     // Unconditional: a negative speed is a value refused, not an option.
-    @Option(parsing: .unconditional, help: "Speed in m/s used to time GPX routes and waypoints.")
-    var routeSpeed: Double = 20
+    // Text, checked as a decimal: Double() would take 0x10 for 16.
+    @Option(
+        name: .customLong("route-speed"), parsing: .unconditional,
+        help: ArgumentHelp("Speed in m/s used to time GPX routes and waypoints.", valueName: "route-speed"))
+    var routeSpeedArgument = "20"
+
+    /// `--route-speed` in m/s (once validated).
+    var routeSpeed: Double { LocationNumber.decimal(routeSpeedArgument) ?? .nan }
 
     @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2024-01-01T00:00:00Z).")
     var start: String?
@@ -24,6 +30,9 @@ struct GPSFixtureOptions: ParsableArguments {
 
     /// Usage errors, before anything runs (exit 64, with the help to read).
     func validate() throws {
+        guard LocationNumber.decimal(routeSpeedArgument) != nil else {
+            throw ValidationError("--route-speed takes decimal metres per second, not \(routeSpeedArgument)")
+        }
         guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive, finite number (got \(routeSpeed))") }
         _ = try readOptions()
         _ = try inputFormat()
@@ -75,10 +84,17 @@ struct GPSDTargetOptions: ParsableArguments {
     @Option(help: "The named gpsd's control socket (its -F option), used to add our device.")
     var control: String = GPSDControl.defaultControlSocket
 
-    @Option(parsing: .unconditional, help: "Keep the device (and a private gpsd) up this many seconds after the last fix, for watchers.")
-    var hold: Double = 0
+    // Text, checked as a decimal: Double() would take 0x10 for 16.
+    @Option(
+        name: .customLong("hold"), parsing: .unconditional,
+        help: ArgumentHelp("Keep the device (and a private gpsd) up this many seconds after the last fix, for watchers.", valueName: "hold"))
+    var holdArgument = "0"
+
+    /// `--hold` in seconds (once validated).
+    var hold: Double { LocationNumber.decimal(holdArgument) ?? .nan }
 
     func validate() throws {
+        guard LocationNumber.decimal(holdArgument) != nil else { throw ValidationError("--hold takes decimal seconds, not \(holdArgument)") }
         guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
         try requireUTF8(control, "--control")
         _ = try gpsd.map(parseGPSDEndpoint)

@@ -513,6 +513,24 @@ import OffstageCore
         #expect(afterTerminator.status == 64 && afterTerminator.stderr == "offstage: error: --hold after -- is not an option: options go before it, and negative coordinates need no -- (see offstage gps fix --help)\n")
     }
 
+    /// Decimal numbers only, as for the coordinates and --altitude: --speed,
+    /// --hold and --route-speed took 0x10 for 16 (Swift's Double reads it).
+    @Test func pacingAndTimingOptionsTakeDecimalNumbersOnly() throws {
+        let dir = try makeTemporaryDirectory()
+        let fixture = try write(gpxTrack(#"<trkpt lat="48.85" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt>"#), to: "one.gpx", in: dir)
+        let speed = try offstage("gps", "feed", fixture, "--speed", "0x10")
+        #expect(speed.status == 64 && speed.stderr == "offstage: error: --speed 0x10: expected a number from 0.001 to 1000000, or max (see offstage gps feed --help)\n", "\(speed.stderr)")
+        for text in ["0x1", "inf", "nan"] {
+            let hold = try offstage("gps", "feed", fixture, "--hold", text)
+            #expect(hold.status == 64 && hold.stderr == "offstage: error: --hold takes decimal seconds, not \(text) (see offstage gps feed --help)\n", "\(hold.stderr)")
+        }
+        for text in ["0x10", "inf", "nan"] {
+            let routeSpeed = try offstage("gps", "convert", fixture, "-", "--to", "json", "--route-speed", text)
+            #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed takes decimal metres per second, not \(text) (see offstage gps convert --help)\n", "\(routeSpeed.stderr)")
+            #expect(routeSpeed.stdout.isEmpty)
+        }
+    }
+
     @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let run = try offstage("gps", "feed", fixture, "--speed", "max", "--quiet")

@@ -43,6 +43,8 @@ import Testing
         #expect(LocationFeedSpeed(parsing: "0") == nil)
         #expect(LocationFeedSpeed(parsing: "-2") == nil)
         #expect(LocationFeedSpeed(parsing: "fast") == nil)
+        // Decimal only: Double() reads 0x10 as 16.
+        #expect(LocationFeedSpeed(parsing: "0x10") == nil)
     }
 
     @Test func iso8601RoundTripsAndReadsAZonelessTimeAsUTC() {
