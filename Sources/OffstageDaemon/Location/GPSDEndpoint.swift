@@ -15,8 +15,10 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `host:port`, `host`, `:port`, `port` or `[v6addr]:port`. A
     /// bare number is a port on this machine: as a host it read as an IPv4
-    /// address (`2948` as 0.0.11.132) on port 2947.
+    /// address (`2948` as 0.0.11.132) on port 2947. An empty text is
+    /// nothing (it was `localhost:2947`).
     public init?(parsing text: String) {
+        guard !text.isEmpty else { return nil }
         var host = Substring(text)
         var port = 2947
         if LocationNumber.isDigits(text) {

@@ -81,8 +81,10 @@ struct GPSDTargetOptions: ParsableArguments {
     @Option(name: .customLong("gpsd"), help: "A running gpsd as HOST:PORT, HOST or PORT (default: start a private gpsd for the duration).")
     var gpsd: String?
 
-    @Option(help: "The named gpsd's control socket (its -F option), used to add our device.")
-    var control: String = GPSDControl.defaultControlSocket
+    // Optional, so that one given without --gpsd (a private gpsd has its
+    // own) is refused rather than ignored.
+    @Option(help: "The control socket (-F) of the gpsd --gpsd names, used to add our device (default: \(GPSDControl.defaultControlSocket)).")
+    var control: String?
 
     // Text, checked as a decimal: Double() would take 0x10 for 16.
     @Option(
@@ -96,7 +98,12 @@ struct GPSDTargetOptions: ParsableArguments {
     func validate() throws {
         guard LocationNumber.decimal(holdArgument) != nil else { throw ValidationError("--hold takes decimal seconds, not \(holdArgument)") }
         guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
-        try requireUTF8(control, "--control")
+        if let control {
+            try requireUTF8(control, "--control")
+            guard gpsd != nil else {
+                throw ValidationError("--control names the control socket of the gpsd --gpsd names: give --gpsd HOST:PORT too, or leave --control out")
+            }
+        }
         _ = try gpsd.map(parseGPSDEndpoint)
     }
 }
@@ -104,7 +111,7 @@ struct GPSDTargetOptions: ParsableArguments {
 /// A `--gpsd HOST:PORT` (or HOST, or PORT) option's value; a usage error for anything else.
 func parseGPSDEndpoint(_ text: String) throws -> GPSDEndpoint {
     guard let endpoint = GPSDEndpoint(parsing: text) else {
-        throw ValidationError("--gpsd \(text): expected HOST:PORT, HOST or PORT (1 to 65535)")
+        throw ValidationError("--gpsd \(text.isEmpty ? "\"\"" : text): expected HOST:PORT, HOST or PORT (1 to 65535)")
     }
     return endpoint
 }
@@ -127,7 +134,7 @@ final class GPSDFeedTarget {
         if let text = options.gpsd {
             let endpoint = try parseGPSDEndpoint(text)
             self.endpoint = endpoint
-            let control = options.control
+            let control = options.control ?? GPSDControl.defaultControlSocket
             // Before the device is added: through the control socket of
             // another gpsd, it waited 15 s for this port to list it.
             if let failure = GPSDControl.connectionFailure(port: endpoint.port) {

@@ -531,6 +531,16 @@ import OffstageCore
         }
     }
 
+    /// `--control` means something only with `--gpsd` (a private gpsd has
+    /// its own): it was ignored in silence. An empty `--gpsd` was taken for
+    /// localhost:2947. Both are usage errors, before anything starts.
+    @Test func aControlSocketWithoutANamedGPSDOrAnEmptyGPSDIsAUsageError() throws {
+        let control = try offstage("gps", "fix", "1", "2", "--control", "/does/not/exist.sock")
+        #expect(control.status == 64 && control.stderr == "offstage: error: --control names the control socket of the gpsd --gpsd names: give --gpsd HOST:PORT too, or leave --control out (see offstage gps fix --help)\n", "\(control.stderr)")
+        let empty = try offstage("gps", "fix", "1", "2", "--gpsd", "", "--control", "/does/not/exist.sock")
+        #expect(empty.status == 64 && empty.stderr == "offstage: error: --gpsd \"\": expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps fix --help)\n", "\(empty.stderr)")
+    }
+
     @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let run = try offstage("gps", "feed", fixture, "--speed", "max", "--quiet")

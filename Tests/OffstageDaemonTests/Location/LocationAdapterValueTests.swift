@@ -23,7 +23,8 @@ import Testing
         #expect(GPSDEndpoint(parsing: text) == GPSDEndpoint(host: host, port: port))
     }
 
-    @Test(arguments: ["host:", "host:port", "host:0", "host:70000", "[::1]x", "0", "70000", "99999999999999999999999"])
+    // An empty value was localhost:2947.
+    @Test(arguments: ["", "host:", "host:port", "host:0", "host:70000", "[::1]x", "0", "70000", "99999999999999999999999"])
     func badEndpointsDoNotParse(text: String) {
         #expect(GPSDEndpoint(parsing: text) == nil)
     }
