@@ -7,14 +7,17 @@ import Darwin
 #endif
 
 /// Reads a text file line by line through a small buffer (a big file is
-/// never loaded whole). Lines come without their `\n` / `\r\n`, trailing
-/// spaces and tabs, or the first line's UTF-8 byte order mark.
+/// never loaded whole). Lines come without their `\n` / `\r\n` (or lone
+/// `\r`, see ``lineEnd(of:)``), trailing spaces and tabs, or the first
+/// line's UTF-8 byte order mark.
 struct LocationLineReader: ~Copyable {
     private let file: UnsafeMutablePointer<FILE>
     private var buffer: UnsafeMutablePointer<CChar>? = nil
     private var capacity = 0
     /// 1-based number of the last line returned.
     private(set) var lineNumber = 0
+    /// The byte that ends a line (see ``lineEnd(of:)``).
+    private let delimiter: Int32
 
     private let path: String
 
@@ -22,6 +25,24 @@ struct LocationLineReader: ~Copyable {
         self.path = path
         guard let f = fopen(path, "r") else { throw LocationFixtureError.cannotOpen(path) }
         file = f
+        delimiter = Self.lineEnd(of: f)
+    }
+
+    /// `\r` for a file whose first line ends in a lone CR (classic Mac OS
+    /// software; read by `\n`, the whole file was one line, told as a bad
+    /// checksum), else `\n`. Told from the first 4 KiB, the file then read
+    /// from its start again; a pipe, which cannot go back, is read by `\n`.
+    private static func lineEnd(of file: UnsafeMutablePointer<FILE>) -> Int32 {
+        let lf: Int32 = 10
+        guard fseek(file, 0, SEEK_CUR) == 0 else { return lf }
+        var head = [UInt8](repeating: 0, count: 4096)
+        let count = fread(&head, 1, head.count, file)
+        // A failed read is the lines' to report, when they read again.
+        clearerr(file)
+        guard fseek(file, 0, SEEK_SET) == 0, let end = head[..<count].firstIndex(where: { $0 == 10 || $0 == 13 }),
+            head[end] == 13, end + 1 < count, head[end + 1] != 10
+        else { return lf }
+        return 13
     }
 
     deinit {
@@ -36,9 +57,9 @@ struct LocationLineReader: ~Copyable {
     ///   It carries `readBefore`, so the bad lines before it are still told.
     mutating func next(readBefore: @autoclosure () -> LocationReadSummary) throws(LocationFixtureError) -> String? {
         errno = 0
-        let n = getline(&buffer, &capacity, file)
+        let n = getdelim(&buffer, &capacity, delimiter, file)
         guard n >= 0, let buffer else {
-            // Neither the end nor an error flagged: getline could not hold
+            // Neither the end nor an error flagged: getdelim could not hold
             // the line (ENOMEM, EOVERFLOW), which flags nothing.
             guard ferror(file) != 0 || feof(file) == 0 else { return nil }
             let reason = String(cString: strerror(errno == 0 ? EIO : errno))
@@ -50,6 +71,8 @@ struct LocationLineReader: ~Copyable {
         return buffer.withMemoryRebound(to: UInt8.self, capacity: n) { bytes in
             var start = 0
             if lineNumber == 1, n >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
+            // A `\r\n` among lone CRs ends one line, not two.
+            if delimiter == 13, start < n, bytes[start] == 10 { start += 1 }
             var end = n
             while end > start, bytes[end - 1] == 10 || bytes[end - 1] == 13 || bytes[end - 1] == 32 || bytes[end - 1] == 9 {
                 end -= 1

@@ -423,6 +423,21 @@ import Testing
         #expect(fixes.first?.altitude == track.first?.altitude)
     }
 
+    /// Lines that end in a lone CR (classic Mac OS software): the whole file
+    /// was one line, told as a bad checksum. Lines are counted as such, and
+    /// gpsd JSON is read the same way.
+    @Test func linesEndingInALoneCarriageReturnAreLines() throws {
+        let dir = try makeTemporaryDirectory()
+        let track = sampleTrack(count: 2)
+        let lines = track.map(rmcAndGGA).joined().split(separator: "\r\n").map(String.init) + ["$GPRMC,garbage*00"]
+        let (fixes, summary) = try readAll(try write(lines.joined(separator: "\r") + "\r", to: "cr.nmea", in: dir))
+        #expect(fixes.map(\.time) == track.map(\.time))
+        #expect(summary.issues.map(\.description) == ["\(dir.path)/cr.nmea:5: bad checksum 00, expected 12"], "\(summary.issues)")
+        let json = track.map { GPSDJSONFixWriter.line(for: $0) }.joined().replacingOccurrences(of: "\n", with: "\r")
+        let (jsonFixes, jsonSummary) = try readAll(try write(json, to: "cr.json", in: dir))
+        #expect(jsonFixes.map(\.time) == track.map(\.time) && jsonSummary.skipped == 0, "\(jsonSummary.issues)")
+    }
+
     /// A leap second (235960) is placed before midnight; it took midnight's
     /// time, and the real 000000 epoch was refused as time standing still.
     @Test func aLeapSecondFallsBeforeMidnight() throws {
