@@ -28,7 +28,7 @@ public struct GPSDJSONFixReader: Sendable {
     /// Streams the file's fixes to `body`, in order.
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
-        var checker = LocationFixChecker(file: path, options: options)
+        var checker = LocationFixChecker(file: path, format: .gpsdJSON, options: options)
         // The last fix read (and its device), held until a report of another
         // time comes.
         var held: (fix: LocationFix, line: Int, device: String?)?

@@ -119,7 +119,7 @@ public struct GPXFixReader: Sendable {
         init(reader: GPXFixReader, body: @escaping (LocationFix) throws -> Void) {
             self.reader = reader
             self.body = body
-            checker = LocationFixChecker(file: reader.path, options: reader.options)
+            checker = LocationFixChecker(file: reader.path, format: .gpx, options: reader.options)
         }
 
         /// A speed (m/s) or course (degrees) inside a point's extensions:

@@ -83,19 +83,44 @@ public struct LocationReadSummary: Sendable, Hashable {
     /// Bad lines or points skipped.
     public var skipped = 0
     /// Well-formed lines ignored on purpose (other sentence types or
-    /// classes, reports without a fix).
+    /// classes, reports without a fix); see ``ignoredText``.
     public var ignored = 0
+    /// The format read, which tells what ``ignored`` counts.
+    public var format: LocationFixtureFormat?
     /// The first issues (at most ``LocationFixtureReadOptions/maximumIssuesKept``).
     public var issues: [LocationFixtureIssue] = []
 
     public init() {}
 
     /// Why a read gave no fix, for "no fixes…": the bad lines and the first
-    /// of them (" (2 bad lines, the first: FILE:3: …)"), or nothing.
+    /// of them, and what was ignored (" (2 bad lines, the first: FILE:3: …;
+    /// 1 line ignored: …)"), or nothing.
     public var whyNoFixes: String {
-        guard skipped > 0 else { return "" }
-        let first = issues.first.map { ", the first: \($0)" } ?? ""
-        return " (\(skipped) bad \(skipped == 1 ? "line" : "lines")\(first))"
+        var reasons: [String] = []
+        if skipped > 0 {
+            let first = issues.first.map { ", the first: \($0)" } ?? ""
+            reasons.append("\(skipped) bad \(skipped == 1 ? "line" : "lines")\(first)")
+        }
+        if let ignoredText { reasons.append(ignoredText) }
+        return reasons.isEmpty ? "" : " (\(reasons.joined(separator: "; ")))"
+    }
+
+    /// What the read left out on purpose, and what that is in its format,
+    /// for a summary line ("1 point ignored: untimed waypoints and route
+    /// points beside a track"); nil when nothing was. The count alone was
+    /// never shown: a waypoint was dropped without a word, and a log of
+    /// numeric times (an older gpsd's) had "no fixes" and no reason.
+    public var ignoredText: String? {
+        guard ignored > 0 else { return nil }
+        let (unit, what) =
+            switch format {
+            case .gpx: ("point", "untimed waypoints and route points beside a track")
+            case .nmea: ("sentence", "other than GGA and RMC, or without a fix")
+            case .gpsdJSON:
+                ("line", "not a TPV with a fix and an ISO 8601 time, a repeated report of an epoch, or another device's fix")
+            case nil: ("input", "no fix")
+            }
+        return "\(ignored) \(unit)\(ignored == 1 ? "" : "s") ignored: \(what)"
     }
 }
 
@@ -131,9 +156,10 @@ struct LocationFixChecker {
     private(set) var summary = LocationReadSummary()
     private var lastTime: Double?
 
-    init(file: String, options: LocationFixtureReadOptions) {
+    init(file: String, format: LocationFixtureFormat, options: LocationFixtureReadOptions) {
         self.file = file
         self.options = options
+        summary.format = format
     }
 
     /// Reports bad input: throws under the strict policy, else counts it.

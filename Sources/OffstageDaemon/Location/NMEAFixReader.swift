@@ -44,7 +44,7 @@ public struct NMEAFixReader: Sendable {
     ///   under the strict policy), or what `body` throws.
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
-        var checker = LocationFixChecker(file: path, options: options)
+        var checker = LocationFixChecker(file: path, format: .nmea, options: options)
         var pending: Epoch?
         var lastDays: Int? = options.assumedNMEADate.map { Int(($0 / 86_400).rounded(.down)) }
         var lastTimeOfDay: Double?

@@ -47,8 +47,12 @@ struct GPSConvertCommand: AsyncParsableCommand {
                     input: input, output: output, inputFormat: inputFormat, outputFormat: outputFormat, options: options)
             }
             reportIssues(summary)
+            let notes = [
+                summary.skipped > 0 ? "\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines") skipped" : nil,
+                summary.ignoredText,
+            ].compactMap { $0 }
             printError("Converted \(summary.fixes) \(summary.fixes == 1 ? "fix" : "fixes") from \(input) to \(output)"
-                + (summary.skipped > 0 ? " (\(summary.skipped) bad \(summary.skipped == 1 ? "line" : "lines") skipped)" : "") + ".")
+                + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))") + ".")
         }
     }
 }

@@ -75,7 +75,8 @@ struct GPSFeedCommand: AsyncParsableCommand {
             let rate = seconds > 0 ? Int(Double(result.sent) / seconds) : result.sent
             printError(
                 "Fed \(result.sent) \(result.sent == 1 ? "fix" : "fixes") at \(pace) in \(NMEAFixWriter.decimal(seconds, 2)) s "
-                    + "(\(rate) \(rate == 1 ? "fix" : "fixes")/s); gpsd reported \(counter.count) of them.")
+                    + "(\(rate) \(rate == 1 ? "fix" : "fixes")/s\(counted.ignoredText.map { "; \($0)" } ?? "")); "
+                    + "gpsd reported \(counter.count) of them.")
             if target.hold > 0 {
                 printError("Holding \(gpsd.pty.devicePath) on gpsd \(gpsd.endpoint) for \(target.hold) s.")
                 try await Task.sleep(for: .seconds(target.hold))

@@ -336,6 +336,30 @@ import OffstageCore
         #expect(lines.last?.hasPrefix("offstage: error: \(input):4: not well-formed XML") == true, "\(run.stderr)")
     }
 
+    /// What a read leaves out on purpose is counted in the summary, with
+    /// what it was: a waypoint beside a track was dropped without a word,
+    /// and a gpsd log with numeric times (an older gpsd's) had "no fixes"
+    /// and no reason.
+    @Test func theInputsIgnoredOnPurposeAreCountedInTheSummary() throws {
+        let dir = try makeTemporaryDirectory()
+        let gpx = try write("""
+            <gpx version="1.1"><wpt lat="48.85" lon="2.35"><name>home</name></wpt>
+            <trk><trkseg><trkpt lat="48.86" lon="2.35"><time>2024-05-06T07:30:00Z</time></trkpt></trkseg></trk></gpx>
+            """, to: "wpt.gpx", in: dir)
+        let output = dir.appendingPathComponent("out.json").path
+        let converted = try offstage("gps", "convert", gpx, output)
+        #expect(converted.status == 0)
+        #expect(converted.stderr == "Converted 1 fix from \(gpx) to \(output) (1 point ignored: untimed waypoints and route points beside a track).\n")
+        let json = try write(#"{"class":"TPV","mode":2,"time":1714980600.0,"lat":48.85,"lon":2.35}"# + "\n", to: "old.json", in: dir)
+        let why = "1 line ignored: not a TPV with a fix and an ISO 8601 time, a repeated report of an epoch, or another device's fix"
+        let none = try offstage("gps", "convert", json, dir.appendingPathComponent("none.gpx").path)
+        #expect(none.status == 1 && none.stderr == "offstage: error: \(json): no fixes (\(why)); \(dir.path)/none.gpx not written\n", "\(none.stderr)")
+        let noFeed = try offstage("gps", "feed", json)
+        #expect(noFeed.status == 1 && noFeed.stderr == "offstage: error: \(json) has no fixes (\(why))\n", "\(noFeed.stderr)")
+        let feed = try runOffstage(["gps", "feed", gpx, "--speed", "max", "--quiet"], environment: ["TMPDIR": dir.path])
+        #expect(feed.status == 0 && feed.stderr.contains("/s; 1 point ignored: untimed waypoints and route points beside a track); gpsd reported 1 of them.\n"), "\(feed.stderr)")
+    }
+
     /// `-` is the standard streams, as in most tools: `- out.gpx` made a
     /// file named `-`. The format must then be given.
     @Test func aDashConvertsFromStandardInputToStandardOutput() throws {
