@@ -51,11 +51,23 @@ public struct GPSDJSONFixReader: Sendable {
         while let line = try lines.next(readBefore: checker.summary) {
             let number = lines.lineNumber
             if line.isEmpty { continue }  // the reader trims trailing blanks
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
-                // Foundation refuses a number too large for a double (1e999) with the whole line.
-                let tooLarge = line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil
-                try issue(
-                    line: number, tooLarge ? "a number out of range (larger than a double)" : "not a JSON object (truncated line?)")
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8), options: .fragmentsAllowed)
+            guard let object = parsed as? [String: Any] else {
+                // Foundation refuses a number too large for a double (1e999)
+                // with the whole line. A complete line that is not JSON
+                // (048.1, +48, NaN) was "truncated?" too: only an object
+                // begun and not closed is.
+                let message =
+                    if parsed != nil {
+                        "not a JSON object"
+                    } else if line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil {
+                        "a number out of range (larger than a double)"
+                    } else if line.hasPrefix("{") && !line.hasSuffix("}") {
+                        "not a JSON object (truncated line?)"
+                    } else {
+                        "not valid JSON"
+                    }
+                try issue(line: number, message)
                 continue
             }
             guard object["class"] as? String == "TPV" else {

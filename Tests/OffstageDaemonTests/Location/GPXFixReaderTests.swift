@@ -400,6 +400,23 @@ import Testing
 }
 
 extension GPSDJSONFixReaderTests {
+    /// A complete line that is not valid JSON (a leading zero, a plus sign,
+    /// NaN) was "not a JSON object (truncated line?)", as a cut one is.
+    @Test func aCompleteLineThatIsNotJSONIsNotCalledTruncated() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:00Z","lat":048.1,"lon":2.35}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:01Z","lat":+48,"lon":2.35}
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:02Z","lat":NaN,"lon":2.35}
+            [1,2]
+            {"class":"TPV","mode":2,"time":"2024-05-01T08:00:03Z","lat":48.1
+            """
+        let (_, summary) = try readAll(try write(text, to: "invalid.json", in: dir))
+        #expect(summary.issues.map(\.message) == [
+            "not valid JSON", "not valid JSON", "not valid JSON", "not a JSON object", "not a JSON object (truncated line?)",
+        ])
+    }
+
     /// Times are kept to the millisecond, as by the other readers: reports
     /// 0.4 ms apart passed as two fixes, were written with one time, and
     /// their own NMEA then refused the second ("time does not advance").
