@@ -217,6 +217,10 @@ public struct NMEAFixReader: Sendable {
             if epoch.problem == nil {
                 if !values.coordinate.isValid {
                     epoch.problem = (number, "coordinates out of range (\(lat), \(lon))")
+                } else if let speed = values.speed, !LocationFix.speedRange.contains(speed) {
+                    // As written, in knots: in m/s, -5 was -2.5722222222222224.
+                    let most = NMEAFixWriter.decimal(LocationFix.speedRange.upperBound * 3600 / 1852, 1)
+                    epoch.problem = (number, "speed out of range (\(sentence[6]) knots; 0 to \(most) knots)")
                 } else if let problem = values.implausibility {
                     epoch.problem = (number, problem)
                 }

@@ -233,6 +233,16 @@ import Testing
         #expect(error?.issue.line == 2)
     }
 
+    /// An RMC speed out of range is told as written, in knots: -5 was told
+    /// as -2.5722222222222224 (m/s, with float noise).
+    @Test func anRMCSpeedOutOfRangeIsToldAsWritten() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,-5,42.25,010524,,,A") + "\n"
+        let (fixes, summary) = try readAll(try write(text, to: "speed.nmea", in: dir))
+        #expect(fixes.isEmpty)
+        #expect(summary.issues.map(\.message) == ["speed out of range (-5 knots; 0 to 194384.4 knots)"])
+    }
+
     /// Swift's Double("0x10") is 16: a hexadecimal speed read as 8.2 m/s,
     /// and text in an optional field was dropped without a word. A value
     /// that is not a decimal number is bad input at its line; an empty
