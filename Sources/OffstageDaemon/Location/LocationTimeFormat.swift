@@ -54,12 +54,11 @@ public enum LocationTimeFormat {
 
     /// A fixture's message for a time ``parseISO8601(_:)`` refused:
     /// `bad <time> "2024-02-30T08:00:00Z": 2024-02-30 does not exist
-    /// (February 2024 has 29 days)`, or only the quoted text when it is not
-    /// a well-formed time on a day that does not exist.
+    /// (February 2024 has 29 days)`, or else the form expected (the quoted
+    /// text alone did not say what was wrong with it).
     /// - Parameter label: what the time is called in the format (`<time>`, `time`).
     public static func badTime(_ text: String, label: String) -> String {
-        let message = "bad \(label) \"\(text)\""
-        return nonexistentDay(text).map { "\(message): \($0)" } ?? message
+        "bad \(label) \"\(text)\": " + (nonexistentDay(text) ?? "expected YYYY-MM-DDThh:mm:ss[.sss][Z|±hh:mm]")
     }
 
     /// The date of a day count since 1970-01-01.

@@ -158,21 +158,25 @@ public struct NMEAFixReader: Sendable {
                 checker.ignore()
                 continue
             }
+            // The field as written and the form expected are told (the
+            // messages said only "without a valid time").
             guard let tod = NMEASentence.timeOfDay(sentence[0]) else {
-                try report(line: number, "\(sentence.type) without a valid time")
+                try report(line: number, "\(sentence.type) without a valid time (\"\(sentence[0])\"; expected hhmmss.sss)")
                 continue
             }
             let (latIndex, lonIndex) = isRMC ? (2, 4) : (1, 3)
-            guard let lat = NMEASentence.angle(sentence[latIndex], sentence[latIndex + 1], degreeDigits: 2),
-                let lon = NMEASentence.angle(sentence[lonIndex], sentence[lonIndex + 1], degreeDigits: 3)
-            else {
-                try report(line: number, "\(sentence.type) without valid coordinates")
+            guard let lat = NMEASentence.angle(sentence[latIndex], sentence[latIndex + 1], degreeDigits: 2) else {
+                try report(line: number, "\(sentence.type) without valid coordinates (\"\(sentence[latIndex]),\(sentence[latIndex + 1])\"; expected ddmm.mmmm,N or S)")
+                continue
+            }
+            guard let lon = NMEASentence.angle(sentence[lonIndex], sentence[lonIndex + 1], degreeDigits: 3) else {
+                try report(line: number, "\(sentence.type) without valid coordinates (\"\(sentence[lonIndex]),\(sentence[lonIndex + 1])\"; expected dddmm.mmmm,E or W)")
                 continue
             }
             var days: Int?
             if isRMC {
                 guard let date = NMEASentence.date(sentence[8]) else {
-                    try report(line: number, "RMC without a valid date")
+                    try report(line: number, "RMC without a valid date (\"\(sentence[8])\"; expected ddmmyy)")
                     continue
                 }
                 if let why = LocationTimeFormat.nonexistence(year: date.year, month: date.month, day: date.day) {

@@ -305,7 +305,8 @@ import Testing
         #expect(summary.issues.map(\.line) == [4, 5, 6, 7, 8, 10])
         #expect(summary.issues.map(\.message) == [
             "<trkpt> without lat/lon", "<trkpt> without <time>", "<trkpt> with a bad attribute lat=\"x\"",
-            "bad <time> \"yesterday\"",
+            // The form expected is told (the text alone did not say what was wrong with it).
+            "bad <time> \"yesterday\": expected YYYY-MM-DDThh:mm:ss[.sss][Z|±hh:mm]",
             "time goes backwards (2024-05-01T07:00:00.000Z after 2024-05-01T08:00:00.000Z)",
             "<ele> \"high\" is not a number",
         ])
@@ -394,7 +395,7 @@ import Testing
             "not a JSON object (truncated line?)", "TPV with mode 2 but without lat/lon",
             "lat is not a number (\"48.8505\")", "a number out of range (larger than a double)",
             "bad time \"2023-02-29T08:00:08.000Z\": 2023-02-29 does not exist (February 2023 has 28 days)",
-            "bad time \"soon\"", "mode is not a number (\"3\")",
+            "bad time \"soon\": expected YYYY-MM-DDThh:mm:ss[.sss][Z|±hh:mm]", "mode is not a number (\"3\")",
         ])
     }
 }

@@ -83,6 +83,14 @@ import Testing
         ].map(nmea).joined(separator: "\r\n") + "\r\n"
         let (fixes, summary) = try readAll(try write(text, to: "signs.nmea", in: dir))
         #expect(summary.issues.map(\.line) == [1, 2, 3, 4, 5], "\(summary.issues)")
+        // The field is told, with the form expected (it said only "RMC without a valid time").
+        #expect(summary.issues.map(\.message) == [
+            "RMC without valid coordinates (\"806.0,N\"; expected ddmm.mmmm,N or S)",
+            "RMC without valid coordinates (\"48-5.0,N\"; expected ddmm.mmmm,N or S)",
+            "RMC without valid coordinates (\"-405.0,S\"; expected ddmm.mmmm,N or S)",
+            "RMC without a valid time (\"-10003.000\"; expected hhmmss.sss)",
+            "RMC without a valid date (\"+10524\"; expected ddmmyy)",
+        ])
         #expect(fixes.count == 1 && fixes.first?.latitude == 48.1)
         // No fix and no time (a receiver's cold start, our own primer): no fix, not a bad line.
         let coldStart = ["GPGGA,,,,,,0,00,99.99,,,,,,", "GPRMC,,V,,,,,,,,,,N"].map(nmea).joined(separator: "\n") + "\n" + text
