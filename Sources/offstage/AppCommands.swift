@@ -20,6 +20,11 @@ struct InstallCommand: ParsableCommand {
 
     @OptionGroup var client: ClientOptions
 
+    func validate() throws {
+        try requireUTF8(path, "app-dir|plist")
+        if let executable { try requireUTF8(executable, "--executable") }
+    }
+
     func run() throws {
         var request: JSONValue = ["command": "install", "path": .string(absolute(path))]
         if let executable, case .object(var members) = request {

@@ -23,6 +23,7 @@ struct ClientOptions: ParsableArguments {
 
     func validate() throws {
         try refuseEmptySocketPath(socket)
+        try requireUTF8(socket, "--socket")
         guard parseDuration(timeout) != nil else {
             throw ValidationError("--timeout must be a duration such as 30s, 10m or 0 (not \(timeout))")
         }

@@ -34,7 +34,9 @@ struct DaemonCommand: AsyncParsableCommand {
     func validate() throws {
         // Made absolute, an empty path would be the current directory.
         if data.isEmpty { throw ValidationError("--data needs a directory, not an empty path") }
+        try requireUTF8(data, "--data")
         try refuseEmptySocketPath(socket)
+        try requireUTF8(socket, "--socket")
         guard ClockMode(rawValue: clock) != nil else { throw ValidationError("--clock must be real or virtual") }
         guard hangGraceDuration != nil else {
             throw ValidationError("--hang-grace must be a duration from 10ms to an hour, such as 500ms or 2s (not \(hangGrace ?? ""))")

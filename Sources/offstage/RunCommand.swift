@@ -22,6 +22,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
 
     func validate() throws {
+        try requireUTF8(scenario, "scenario.yaml")
+        if let record { try requireUTF8(record, "--record") }
+        if let check { try requireUTF8(check, "--check") }
         if let record, let check, isSameFile(record, check) {
             throw ValidationError("--record and --check name the same file (\(check)): recording first would make the check pass")
         }

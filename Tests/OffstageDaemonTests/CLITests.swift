@@ -49,6 +49,30 @@ struct CLITests {
         #expect(unset.stderr == "offstage: error: no daemon is running on \(directory)/offstage/control.sock (start one with `offstage daemon`)\n")
     }
 
+    /// A path that is not UTF-8 (a Latin-1 `é`) reached the command with
+    /// U+FFFD for its byte: an app directory or scenario "did not exist",
+    /// and a daemon made its data directory or socket under another name.
+    /// As in the gps commands, it is a usage error naming the argument.
+    @Test func pathsThatAreNotUTF8AreUsageErrors() throws {
+        let directory = try temporaryDirectory()
+        let why = "is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file)"
+        for (script, usage) in [
+            (#"exec "$0" install "$(printf 'App\351')""#, "argument 2 (app-dir|plist) \(why) (see offstage install --help)"),
+            (#"exec "$0" install App --executable "$(printf 'a\351')""#, "argument 4 (--executable) \(why) (see offstage install --help)"),
+            (#"exec "$0" run "$(printf 's\351.yaml')""#, "argument 2 (scenario.yaml) \(why) (see offstage run --help)"),
+            (#"exec "$0" run s.yaml --record "$(printf 'g\351')""#, "argument 4 (--record) \(why) (see offstage run --help)"),
+            (#"exec "$0" run s.yaml --check "$(printf 'g\351')""#, "argument 4 (--check) \(why) (see offstage run --help)"),
+            (#"exec "$0" daemon --data "$(printf 'd\351')" --socket c.sock"#, "argument 3 (--data) \(why) (see offstage daemon --help)"),
+            (#"exec "$0" daemon --data d --socket "$(printf 'c\351.sock')""#, "argument 5 (--socket) \(why) (see offstage daemon --help)"),
+            (#"exec "$0" status --socket "$(printf 'c\351.sock')""#, "argument 3 (--socket) \(why) (see offstage status --help)"),
+        ] {
+            let result = try runInShell(script, in: URL(fileURLWithPath: directory))
+            #expect(result.status == 64 && result.stderr == "offstage: error: \(usage)\n", "\(script): \(result.stderr)")
+        }
+        // No daemon made its data directory or socket, under any name.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     /// A path that is not a socket is said to be one: the hint was to start
     /// a daemon there, which is refused.
     @Test func aSocketPathThatIsNoSocketIsNamed() throws {

@@ -53,6 +53,25 @@ func runOffstage(
         stderr: String(decoding: output[1], as: UTF8.self))
 }
 
+/// Runs `script` with `/bin/sh` in `dir`, `$0` the built `offstage` and
+/// `$1`… the `arguments`, to its end: for arguments `Process` cannot pass
+/// (it takes Strings only), such as file names that are not UTF-8.
+func runInShell(_ script: String, _ arguments: String..., in dir: URL) throws -> CommandRun {
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+    shell.arguments = ["-c", script, Paths.products + "/offstage"] + arguments
+    shell.currentDirectoryURL = dir
+    let (out, err) = (Pipe(), Pipe())
+    shell.standardOutput = out
+    shell.standardError = err
+    try shell.run()
+    let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: shell, within: commandLimit)
+    shell.waitUntilExit()
+    return CommandRun(
+        status: shell.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self),
+        stderr: String(decoding: output[1], as: UTF8.self))
+}
+
 /// Reads `handles` to their ends together (a command filling one pipe never
 /// stalls while the other is read). Past `limit` it kills `process` with
 /// SIGKILL if it still runs (noting that on the last handle's text), and

@@ -62,22 +62,6 @@ import OffstageCore
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names.sorted())
     }
 
-    /// Runs `script` with `/bin/sh` in `dir`, `$0` the built `offstage` and
-    /// `$1`… the `arguments`, to its end.
-    func runInShell(_ script: String, _ arguments: String..., in dir: URL) throws -> Run {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", script, Paths.products + "/offstage"] + arguments
-        shell.currentDirectoryURL = dir
-        let (out, err) = (Pipe(), Pipe())
-        shell.standardOutput = out
-        shell.standardError = err
-        try shell.run()
-        let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: shell, within: commandLimit)
-        shell.waitUntilExit()
-        return Run(status: shell.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self), stderr: String(decoding: output[1], as: UTF8.self))
-    }
-
     @Test func pipesAndDirectoriesAreRefusedBeforeAnyLineIsLost() throws {
         let dir = try makeTemporaryDirectory()
         // A feed reads its fixture twice (count, then feed): from a pipe it fed nothing and exited 0.
