@@ -1,3 +1,4 @@
+import CPulse
 import CSndFile
 import Foundation
 import OffstageCore
@@ -30,6 +31,12 @@ public final class AudioFile {
     public let channels: Int
     public let frames: Int
     public let sampleKind: SampleKind
+    /// Where each channel plays, in PulseAudio's positions, as the file
+    /// names them (a WAV's WAVE_FORMAT_EXTENSIBLE channel mask, a CAF or
+    /// AIFF channel layout); nil when it names none, or names one PulseAudio
+    /// has no position for (Ambisonic B-format): the stream then has
+    /// libpulse's default map. `paplay` does the same.
+    public let channelPositions: [pa_channel_position_t]?
     private let formatCode: Int32
     private let handle: OpaquePointer
     /// For an MP3 without a header stating its length, the frames it holds (``MPEGLength``).
@@ -69,6 +76,7 @@ public final class AudioFile {
         self.handle = handle
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
+        channelPositions = Self.channelPositions(handle, channels: channels)
         countedMPEGFrames =
             info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path) : nil
         // libsndfile reads no further than its count: a longer one counted is refused by check().
@@ -86,6 +94,43 @@ public final class AudioFile {
     }
 
     deinit { sf_close(handle) }
+
+    /// The file's channel map (libsndfile's `SFC_GET_CHANNEL_MAP_INFO`) in
+    /// PulseAudio's positions; nil without one, or with a position
+    /// PulseAudio has none for.
+    private static func channelPositions(_ handle: OpaquePointer, channels: Int) -> [pa_channel_position_t]? {
+        var map = [Int32](repeating: 0, count: channels)
+        guard sf_command(handle, Int32(SFC_GET_CHANNEL_MAP_INFO), &map, Int32(channels * MemoryLayout<Int32>.size)) != 0 else {
+            return nil
+        }
+        var positions: [pa_channel_position_t] = []
+        for channel in map {
+            // libsndfile tells left from front left, and centre from front centre; PulseAudio does not.
+            switch Int(channel) {
+            case SF_CHANNEL_MAP_MONO: positions.append(PA_CHANNEL_POSITION_MONO)
+            case SF_CHANNEL_MAP_LEFT, SF_CHANNEL_MAP_FRONT_LEFT: positions.append(PA_CHANNEL_POSITION_FRONT_LEFT)
+            case SF_CHANNEL_MAP_RIGHT, SF_CHANNEL_MAP_FRONT_RIGHT: positions.append(PA_CHANNEL_POSITION_FRONT_RIGHT)
+            case SF_CHANNEL_MAP_CENTER, SF_CHANNEL_MAP_FRONT_CENTER: positions.append(PA_CHANNEL_POSITION_FRONT_CENTER)
+            case SF_CHANNEL_MAP_REAR_CENTER: positions.append(PA_CHANNEL_POSITION_REAR_CENTER)
+            case SF_CHANNEL_MAP_REAR_LEFT: positions.append(PA_CHANNEL_POSITION_REAR_LEFT)
+            case SF_CHANNEL_MAP_REAR_RIGHT: positions.append(PA_CHANNEL_POSITION_REAR_RIGHT)
+            case SF_CHANNEL_MAP_LFE: positions.append(PA_CHANNEL_POSITION_LFE)
+            case SF_CHANNEL_MAP_FRONT_LEFT_OF_CENTER: positions.append(PA_CHANNEL_POSITION_FRONT_LEFT_OF_CENTER)
+            case SF_CHANNEL_MAP_FRONT_RIGHT_OF_CENTER: positions.append(PA_CHANNEL_POSITION_FRONT_RIGHT_OF_CENTER)
+            case SF_CHANNEL_MAP_SIDE_LEFT: positions.append(PA_CHANNEL_POSITION_SIDE_LEFT)
+            case SF_CHANNEL_MAP_SIDE_RIGHT: positions.append(PA_CHANNEL_POSITION_SIDE_RIGHT)
+            case SF_CHANNEL_MAP_TOP_CENTER: positions.append(PA_CHANNEL_POSITION_TOP_CENTER)
+            case SF_CHANNEL_MAP_TOP_FRONT_LEFT: positions.append(PA_CHANNEL_POSITION_TOP_FRONT_LEFT)
+            case SF_CHANNEL_MAP_TOP_FRONT_RIGHT: positions.append(PA_CHANNEL_POSITION_TOP_FRONT_RIGHT)
+            case SF_CHANNEL_MAP_TOP_FRONT_CENTER: positions.append(PA_CHANNEL_POSITION_TOP_FRONT_CENTER)
+            case SF_CHANNEL_MAP_TOP_REAR_LEFT: positions.append(PA_CHANNEL_POSITION_TOP_REAR_LEFT)
+            case SF_CHANNEL_MAP_TOP_REAR_RIGHT: positions.append(PA_CHANNEL_POSITION_TOP_REAR_RIGHT)
+            case SF_CHANNEL_MAP_TOP_REAR_CENTER: positions.append(PA_CHANNEL_POSITION_TOP_REAR_CENTER)
+            default: return nil  // invalid, or Ambisonic B-format
+            }
+        }
+        return positions
+    }
 
     /// The sample rates the engine plays. PulseAudio takes none above
     /// 384 kHz (`PA_RATE_MAX`); below about 200 Hz its resampling to the

@@ -87,11 +87,20 @@ final class PulsePlayer {
         pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, request.role.rawValue)
         pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, request.appName)
         pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, (request.path as NSString).lastPathComponent)
-        // libpulse's own default map (none given) knows up to 6 channels and
-        // refused a stream of 7 or more ("Invalid argument"); extended, the
-        // channels past those it names are auxiliary ones, as paplay has them.
+        // The file's own map, else libpulse's default: that knows up to 6
+        // channels and refused a stream of 7 or more ("Invalid argument");
+        // extended, the channels past those it names are auxiliary ones, as
+        // paplay has them.
         var channelMap = pa_channel_map()
-        pa_channel_map_init_extend(&channelMap, UInt32(file.channels), PA_CHANNEL_MAP_DEFAULT)
+        if let positions = file.channelPositions {
+            channelMap.channels = UInt8(positions.count)
+            withUnsafeMutableBytes(of: &channelMap.map) { bytes in
+                let slots = bytes.bindMemory(to: pa_channel_position_t.self)
+                for (index, position) in positions.enumerated() { slots[index] = position }
+            }
+        } else {
+            pa_channel_map_init_extend(&channelMap, UInt32(file.channels), PA_CHANNEL_MAP_DEFAULT)
+        }
         guard let stream = pa_stream_new_with_proplist(context, request.appName, &sampleSpec, &channelMap, properties) else {
             feeder.stop()
             throw AudioError(.streamFailed, "\(request.path): the server refused a stream (\(pulseErrorText(context)))")

@@ -1,3 +1,4 @@
+import CPulse
 import Foundation
 import OffstageCore
 import Testing
@@ -36,15 +37,23 @@ func clipMP3WithoutXing(tagged: Int = 0, in dir: URL) throws -> String {
 }
 
 /// Writes a WAV of `seconds` of silence at `rate` Hz (mono, 16-bit by
-/// default; `frames` overrides `seconds`). 8-bit silence is 128.
-func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, frames: Int? = nil, in dir: URL) throws -> String {
+/// default; `frames` overrides `seconds`). 8-bit silence is 128. With a
+/// `channelMask` it is a WAVE_FORMAT_EXTENSIBLE file naming its channels
+/// (0x33: front left, front right, back left, back right).
+func silentWAV(
+    rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, frames: Int? = nil, channelMask: Int? = nil, in dir: URL
+) throws -> String {
     func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8((value >> (8 * $0)) & 0xff) } }
     let frame = bits / 8 * channels
     let data = (frames ?? rate * seconds) * frame
-    var wav = Array("RIFF".utf8) + le(36 + data, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(channels, 2)
-    wav += le(rate, 4) + le(rate * frame, 4) + le(frame, 2) + le(bits, 2) + Array("data".utf8) + le(data, 4)
+    // The extension: its size, the valid bits, the mask, and the PCM subformat's GUID.
+    let pcmGUID: [UInt8] = [1, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xAA, 0, 0x38, 0x9B, 0x71]
+    let extensible = channelMask.map { le(22, 2) + le(bits, 2) + le($0, 4) + pcmGUID } ?? []
+    var wav = Array("RIFF".utf8) + le(36 + extensible.count + data, 4) + Array("WAVEfmt ".utf8) + le(16 + extensible.count, 4)
+    wav += le(channelMask == nil ? 1 : 0xFFFE, 2) + le(channels, 2)
+    wav += le(rate, 4) + le(rate * frame, 4) + le(frame, 2) + le(bits, 2) + extensible + Array("data".utf8) + le(data, 4)
     wav += [UInt8](repeating: bits == 8 ? 128 : 0, count: data)
-    let url = dir.appendingPathComponent("silence-\(rate)-\(channels).wav")
+    let url = dir.appendingPathComponent("silence-\(rate)-\(channels)\(channelMask.map { "-\($0)" } ?? "").wav")
     try Data(wav).write(to: url)
     return url.path
 }
@@ -70,6 +79,29 @@ func silentWAV(rate: Int, seconds: Int = 2, channels: Int = 1, bits: Int = 16, f
         }
     }
 
+
+    /// A file that names its channels (here a WAVE_FORMAT_EXTENSIBLE
+    /// channel mask) has that map, in PulseAudio's positions, as `paplay`
+    /// has it. A quad file (L, R, Ls, Rs) had libpulse's default map for
+    /// four channels, AIFF's order (front-left, front-center, front-right,
+    /// rear-center): its right channel played in the centre, its back left
+    /// on the right, and a 5.1 file's LFE on the right. A file naming none
+    /// keeps the default (nil).
+    @Test func aFileThatNamesItsChannelsHasItsOwnMap() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cases: [(channels: Int, mask: Int?, map: String?)] = [
+            (4, 0x33, "front-left,front-right,rear-left,rear-right"),
+            (6, 0x3F, "front-left,front-right,front-center,lfe,rear-left,rear-right"),
+            (8, 0x63F, "front-left,front-right,front-center,lfe,rear-left,rear-right,side-left,side-right"),
+            (4, nil, nil),
+        ]
+        for (channels, mask, map) in cases {
+            let file = try AudioFile(path: try silentWAV(rate: 48_000, seconds: 1, channels: channels, channelMask: mask, in: dir))
+            let names = file.channelPositions?.map { String(cString: pa_channel_position_to_string($0)) }
+            #expect(names?.joined(separator: ",") == map, "\(channels) channels, mask \(String(describing: mask))")
+        }
+    }
 
     @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg", "clip.mp3"])
     func everyFixtureFormatDecodesToTheEnd(name: String) throws {

@@ -134,6 +134,22 @@ import Testing
         #expect(error?.message == "\(many): it has 33 channels; the engine plays up to 32")
     }
 
+    /// On the server, the stream has the channel map its file names: a
+    /// quad file (L, R, Ls, Rs) played as front-left, front-center,
+    /// front-right, rear-center (libpulse's default for four channels).
+    @Test func aStreamHasTheChannelMapItsFileNames() async throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let quad = try silentWAV(rate: 48_000, channels: 4, channelMask: 0x33, in: dir)
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: quad, appName: "Surround"))
+        try rig.backend.play(id)
+        #expect(await rig.recorder.next(.player(id, .started)) != nil)
+        let inputs = try rig.pactl("--format=json", "list", "sink-inputs")
+        let stream = try JSONValue(parsing: inputs).arrayValue?.first { $0["properties"]?["application.name"]?.stringValue == "Surround" }
+        #expect(stream?["channel_map"]?.stringValue == "front-left,front-right,rear-left,rear-right", "\(inputs)")
+    }
+
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
         let rig = try PulseRig()
         let id = try await rig.playing("clip.ogg")
