@@ -41,6 +41,9 @@ public final class AudioFile {
     private let handle: OpaquePointer
     /// For an MP3 without a header stating its length, the frames it holds (``MPEGLength``).
     private let countedMPEGFrames: Int?
+    /// Whether this is a FLAC of unknown length whose frames were counted
+    /// by decoding it (``decodedFrames(_:channels:)``).
+    private let countedFLAC: Bool
 
     /// Bytes per interleaved frame of decoded audio.
     public var bytesPerFrame: Int { channels * sampleKind.size }
@@ -73,6 +76,22 @@ public final class AudioFile {
             if reason.contains("is not a regular file") { reason = "no format it knows" }
             throw AudioError(.notAudio, "\(path): not an audio file libsndfile can read (\(reason))")
         }
+        // A FLAC's STREAMINFO may leave the length unknown (0: an encoder
+        // writing to a pipe does), and libsndfile then says SF_COUNT_MAX.
+        // Other formats of unknown length (a cut Ogg) are refused by check().
+        var libsndfileFrames = Int(info.frames)
+        countedFLAC = libsndfileFrames == Int(Int64.max) && info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC)
+        if countedFLAC {
+            switch Self.decodedFrames(handle, channels: Int(info.channels)) {
+            case .success(let count): libsndfileFrames = count
+            case .failure(let error):
+                sf_close(handle)
+                throw AudioError(
+                    .corrupt,
+                    "\(path): truncated or corrupt (its header leaves its length unknown, and decoding it to count its frames fails at "
+                        + "\(formatSeconds(Double(error.frame) / Double(info.samplerate))) s: \(error.reason))")
+            }
+        }
         self.handle = handle
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
@@ -80,7 +99,7 @@ public final class AudioFile {
         countedMPEGFrames =
             info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path) : nil
         // libsndfile reads no further than its count: a longer one counted is refused by check().
-        frames = min(Int(info.frames), countedMPEGFrames ?? Int(info.frames))
+        frames = min(libsndfileFrames, countedMPEGFrames ?? libsndfileFrames)
         formatName = Self.majorFormatName(info.format)
         formatCode = info.format
         switch info.format & Int32(SF_FORMAT_SUBMASK) {
@@ -94,6 +113,34 @@ public final class AudioFile {
     }
 
     deinit { sf_close(handle) }
+
+    /// Where decoding failed, and libsndfile's reason.
+    private struct DecodingFailure: Error {
+        let frame: Int
+        let reason: String
+    }
+
+    /// The frames a file holds, counted by decoding it to its end, and the
+    /// decoding position back at the start. For a FLAC of unknown length:
+    /// 0.11 s of CPU for five minutes of 44.1 kHz 16-bit stereo noise,
+    /// 0.26 s at 96 kHz 24-bit.
+    private static func decodedFrames(_ handle: OpaquePointer, channels: Int) -> Result<Int, DecodingFailure> {
+        guard channels > 0 else { return .success(0) }  // refused by check()
+        var scratch = [Float](repeating: 0, count: channels * 4096)
+        var count = 0
+        while true {
+            let read = scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, 4096) }
+            if read < 0 || sf_error(handle) != 0 {
+                return .failure(DecodingFailure(frame: count, reason: String(cString: sf_strerror(handle))))
+            }
+            if read == 0 { break }
+            count += Int(read)
+        }
+        guard sf_seek(handle, 0, SEEK_SET) == 0 else {
+            return .failure(DecodingFailure(frame: 0, reason: "it cannot seek back to the start"))
+        }
+        return .success(count)
+    }
 
     /// The file's channel map (libsndfile's `SFC_GET_CHANNEL_MAP_INFO`) in
     /// PulseAudio's positions; nil without one, or with a position
@@ -258,6 +305,15 @@ public final class AudioFile {
     /// Moves the decoding position to `frame` (clamped to the file).
     public func seek(toFrame frame: Int) throws(AudioError) {
         let target = min(max(0, frame), frames)
+        // libFLAC refuses a seek to the end of a file of unknown length:
+        // its last frame is read instead, which leaves the decoder there.
+        if countedFLAC, target == frames {
+            var last = [Float](repeating: 0, count: channels)
+            guard sf_seek(handle, sf_count_t(target - 1), SEEK_SET) == target - 1,
+                last.withUnsafeMutableBufferPointer({ sf_readf_float(handle, $0.baseAddress, 1) }) == 1
+            else { throw AudioError(.corrupt, "\(path): cannot seek to frame \(target)") }
+            return
+        }
         guard sf_seek(handle, sf_count_t(target), SEEK_SET) == target else {
             throw AudioError(.corrupt, "\(path): cannot seek to frame \(target)")
         }

@@ -36,6 +36,18 @@ func clipMP3WithoutXing(tagged: Int = 0, in dir: URL) throws -> String {
     return url.path
 }
 
+/// `clip.flac` with the total-samples field of its STREAMINFO zeroed: a
+/// length unknown, as an encoder writing to a pipe leaves it.
+func clipFLACOfUnknownLength(in dir: URL) throws -> String {
+    var data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioFixture("clip.flac"))))
+    // "fLaC", the block header, 10 bytes of sizes, 20 bits of rate, 3 of channels, 5 of bits, then 36 bits of total.
+    data[21] &= 0xF0
+    for index in 22..<26 { data[index] = 0 }
+    let url = dir.appendingPathComponent("unknown-length.flac")
+    try Data(data).write(to: url)
+    return url.path
+}
+
 /// Writes a WAV of `seconds` of silence at `rate` Hz (mono, 16-bit by
 /// default; `frames` overrides `seconds`). 8-bit silence is 128. With a
 /// `channelMask` it is a WAVE_FORMAT_EXTENSIBLE file naming its channels
@@ -200,6 +212,39 @@ func silentWAV(
         let path = try truncatedCopy(of: name, keeping: 0.001, in: dir)
         let error = #expect(throws: AudioError.self) { try AudioFile(path: path) }
         #expect(error?.code == .corrupt || error?.code == .notAudio, "\(String(describing: error))")
+    }
+
+    /// A FLAC whose STREAMINFO leaves its length unknown (0, as an
+    /// encoder writing to a pipe does) was refused as "truncated or
+    /// corrupt (libsndfile cannot find its end)": libsndfile counts it
+    /// SF_COUNT_MAX frames. Its frames are counted at open; it decodes to
+    /// that count, and a seek to its end (which libFLAC refuses for such
+    /// a file) leaves nothing to read. A truncated Ogg, of unknown length
+    /// to libsndfile too, is still refused (``aTruncatedFileIsCorrupt(name:)``).
+    @Test func aFLACOfUnknownLengthHasItsCountedLength() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try AudioFile(path: try clipFLACOfUnknownLength(in: dir))
+        #expect(file.frames == 110_250, "\(file.summary)")
+        var buffer = [UInt8](repeating: 0, count: 4096 * file.bytesPerFrame)
+        var total = 0
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) }
+            if n == 0 { break }
+            total += n
+        }
+        #expect(total == file.frames)
+        try file.seek(toFrame: file.frames)
+        #expect(try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) } == 0)
+        try file.seek(toFrame: file.frames - 10)
+        #expect(try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) } == 10)
+        // Cut in half, it no longer decodes to its end: refused at open, as a cut FLAC of known length is.
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        let cut = dir.appendingPathComponent("cut-unknown-length.flac")
+        try whole.prefix(whole.count / 2).write(to: cut)
+        let error = #expect(throws: AudioError.self) { try AudioFile(path: cut.path) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.hasPrefix("\(cut.path): truncated or corrupt (its header leaves its length unknown") == true, "\(String(describing: error))")
     }
 
     @Test func aTruncatedMP3FailsWhenDecodingReachesTheCut() async throws {
