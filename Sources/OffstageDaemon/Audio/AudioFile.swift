@@ -57,7 +57,14 @@ public final class AudioFile {
     public init(path: String) throws(AudioError) {
         self.path = path
         switch FileKind(atPath: path) {
-        case nil: throw AudioError(.fileNotFound, "\(path): no such file")
+        case nil:
+            // Missing, or not reachable: a symbolic link loop was "no such file".
+            var info = stat()
+            let reason = stat(path, &info) == 0 ? ENOENT : errno
+            guard reason == ENOENT else {
+                throw AudioError(.fileNotFound, "\(path): cannot open: \(String(cString: strerror(reason)))")
+            }
+            throw AudioError(.fileNotFound, "\(path): no such file")
         case .directory: throw AudioError(.notAudio, "\(path): is a directory, not an audio file")
         case .regular: break
         default:

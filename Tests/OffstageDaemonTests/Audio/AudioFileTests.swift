@@ -144,6 +144,18 @@ func silentWAV(
         #expect(error?.message.contains("/nonexistent/song.ogg") == true)
     }
 
+    /// A symbolic link loop was "no such file": a file that cannot be
+    /// reached for another reason says it, in the system's words.
+    @Test func aFileThatCannotBeReachedSaysWhy() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let loop = dir.appendingPathComponent("loop.wav").path
+        #expect(symlink(loop, loop) == 0)
+        let error = #expect(throws: AudioError.self) { try AudioFile(path: loop) }
+        #expect(error?.code == .fileNotFound)
+        #expect(error?.message == "\(loop): cannot open: Too many levels of symbolic links")
+    }
+
     /// Only a container chunk longer in the header than in the file is a
     /// file cut short. Any "should be" in libsndfile's log was: an 8-bit
     /// mono WAV of an odd number of frames (its data chunk "should be an
