@@ -333,7 +333,15 @@ public final class AudioFile {
 
     /// A one-line description: "FLAC, 44100 Hz, 2 channels, 3.0 s".
     public var summary: String {
-        "\(formatName), \(sampleRate) Hz, \(channels) channel\(channels == 1 ? "" : "s"), \(formatSeconds(duration.seconds)) s"
+        "\(formatName), \(sampleRate) Hz, \(channels) channel\(channels == 1 ? "" : "s"), \(length)"
+    }
+
+    /// How long the file plays, as shown: seconds to the millisecond
+    /// ("3.5 s"), or the frames when that rounds to nothing ("16 frames"):
+    /// "0 s" read as an empty file.
+    public var length: String {
+        let seconds = formatSeconds(duration.seconds)
+        return seconds == "0" ? "\(frames) frame\(frames == 1 ? "" : "s")" : seconds + " s"
     }
 
     private static func majorFormatName(_ format: Int32) -> String {

@@ -51,7 +51,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
             let role = AudioRole(rawValue: role)!
             let info = try AudioFile.forPlayback(path: file)
             guard let startTime = Duration(acceptedSeconds: start), startTime < info.duration else {
-                throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(formatSeconds(info.duration.seconds)) s)")
+                throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(info.length))")
             }
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)

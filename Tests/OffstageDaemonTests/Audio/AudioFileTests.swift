@@ -156,6 +156,18 @@ func silentWAV(
         #expect(error?.message == "\(loop): cannot open: Too many levels of symbolic links")
     }
 
+    /// A file of a few frames showed as "0 s" long, which reads as empty
+    /// (a file of none is refused): under half a millisecond, the length
+    /// shown is the frame count.
+    @Test func aFileOfAFewFramesShowsItsFrameCount() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (frames, length) in [(1, "1 frame"), (16, "16 frames"), (23, "0.001 s")] {
+            let file = try AudioFile(path: try silentWAV(rate: 44_100, frames: frames, in: dir))
+            #expect(file.summary == "WAV (Microsoft), 44100 Hz, 1 channel, \(length)")
+        }
+    }
+
     /// Only a container chunk longer in the header than in the file is a
     /// file cut short. Any "should be" in libsndfile's log was: an 8-bit
     /// mono WAV of an odd number of frames (its data chunk "should be an
