@@ -67,8 +67,9 @@ public final class PrivatePulseAudio: Sendable {
     ///     A named directory is created if needed (one level: its parent
     ///     must exist) and never removed: only the files the server makes
     ///     there that were not there before are, when it is done, and never
-    ///     its log. It may not hold a running server's socket, nor be
-    ///     locked by another command starting one (``lockName``).
+    ///     its log. It may not hold a running server's socket, a `native`
+    ///     that is not a socket or an `offstage.pa` offstage did not write,
+    ///     nor be locked by another command starting one (``lockName``).
     ///   - headphones: start with the headphones plugged in (they are then
     ///     the default output).
     ///   - exitWhenIdle: let the server exit after this long without
@@ -107,6 +108,16 @@ public final class PrivatePulseAudio: Sendable {
             // The socket's name is taken: a stale socket is replaced, anything else kept.
             if let kind = FileKind(atPath: native, followingLinks: false), kind != .socket {
                 throw refuse("\(native) exists and is not a socket; name another directory")
+            }
+            // So is the startup script's: one offstage wrote (a command
+            // killed outright leaves it) is written again, anything else
+            // kept (a user's was overwritten).
+            let script = directory.appendingPathComponent("offstage.pa").path
+            if let kind = FileKind(atPath: script, followingLinks: false) {
+                let text = kind == .regular ? try? String(contentsOfFile: script, encoding: .utf8) : nil
+                guard let text, [false, true].map({ Self.configuration(socket: native, headphones: $0) }).contains(text) else {
+                    throw refuse("\(script) exists and is not a startup script offstage wrote; name another directory")
+                }
             }
         }
         self.exitWhenIdle = exitWhenIdle

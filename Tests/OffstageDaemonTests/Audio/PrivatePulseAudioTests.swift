@@ -91,6 +91,26 @@ import Testing
         server.stop()
     }
 
+    /// A startup script of the user's named `offstage.pa` was overwritten
+    /// with the server's: it is refused, and kept. One that offstage wrote
+    /// (left by a command killed outright) is written again.
+    @Test func aStartupScriptOffstageDidNotWriteIsRefusedAndKept() throws {
+        let directory = try temporaryDirectory()
+        let script = directory + "/offstage.pa"
+        try "load-module module-mine\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let error = #expect(throws: AudioError.self) {
+            try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
+        }
+        #expect(error?.message == "\(script) exists and is not a startup script offstage wrote; name another directory")
+        #expect(try String(contentsOfFile: script, encoding: .utf8) == "load-module module-mine\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["offstage.pa"])
+        try PrivatePulseAudio.configuration(socket: directory + "/native", headphones: true)
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
+        #expect(server.isAccepting)
+        server.stop()
+    }
+
     @Test func aFileNamedLikeTheSocketIsKept() throws {
         let directory = try temporaryDirectory()
         try "not a socket".write(toFile: directory + "/native", atomically: true, encoding: .utf8)
