@@ -84,6 +84,7 @@ public final class PrivatePulseAudio: Sendable {
         var lock: Int32 = -1
         var lockMade = false
         if let directory {
+            try Self.checkSocketPath(in: directory)
             switch FileKind(atPath: directory.path) {
             case .directory?: break
             case nil:
@@ -136,6 +137,12 @@ public final class PrivatePulseAudio: Sendable {
             } catch {
                 throw AudioError(.serverUnavailable, "cannot prepare \(error.path) for PulseAudio: \(error.reason)")
             }
+            do throws(AudioError) {
+                try Self.checkSocketPath(in: made.url)
+            } catch {
+                made.remove()
+                throw error
+            }
             owned = made
             self.directory = made.url
         }
@@ -146,6 +153,21 @@ public final class PrivatePulseAudio: Sendable {
             throw AudioError(.serverUnavailable, "cannot prepare \(self.directory.path) for PulseAudio: \(error.localizedDescription)")
         }
         try start(timeout: timeout)
+    }
+
+    /// The longest path a Unix socket takes: `sun_path` less its NUL.
+    static let maximumSocketPath = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+
+    /// Refuses a directory whose socket path a Unix socket cannot take:
+    /// the server then never answered, and the start failed after its
+    /// 10 s timeout.
+    private static func checkSocketPath(in directory: URL) throws(AudioError) {
+        let socket = directory.appendingPathComponent("native").path
+        guard socket.utf8.count > maximumSocketPath else { return }
+        throw AudioError(
+            .serverUnavailable,
+            "cannot prepare \(directory.path) for PulseAudio: its socket path, \(socket), is \(socket.utf8.count) bytes long; "
+                + "a Unix socket takes at most \(maximumSocketPath)")
     }
 
     /// Takes the named directory's lock, or says who holds it.

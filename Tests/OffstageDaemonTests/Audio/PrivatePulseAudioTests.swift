@@ -111,6 +111,30 @@ import Testing
         server.stop()
     }
 
+    /// A directory whose socket path is longer than a Unix socket takes
+    /// (107 bytes) failed only after 10 s, the server never answering: it
+    /// is refused at once, before the directory is made.
+    @Test func aDirectoryTooLongForTheSocketIsRefusedAtOnce() throws {
+        let base = try temporaryDirectory()
+        /// A directory in `base` whose socket path is `length` bytes long.
+        func directory(socketPathLength length: Int) -> String {
+            base + "/" + String(repeating: "d", count: length - base.utf8.count - "/".count - "/native".count)
+        }
+        let long = directory(socketPathLength: 108)
+        let began = ContinuousClock.now
+        let error = #expect(throws: AudioError.self) {
+            try PrivatePulseAudio(directory: URL(fileURLWithPath: long), exitWhenIdle: .seconds(30))
+        }
+        #expect(ContinuousClock.now - began < .seconds(5))
+        #expect(
+            error?.message
+                == "cannot prepare \(long) for PulseAudio: its socket path, \(long)/native, is 108 bytes long; a Unix socket takes at most 107")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base) == [])
+        let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory(socketPathLength: 107)), exitWhenIdle: .seconds(30))
+        #expect(server.isAccepting)
+        server.stop()
+    }
+
     @Test func aFileNamedLikeTheSocketIsKept() throws {
         let directory = try temporaryDirectory()
         try "not a socket".write(toFile: directory + "/native", atomically: true, encoding: .utf8)
