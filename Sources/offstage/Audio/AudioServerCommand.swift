@@ -23,6 +23,11 @@ struct AudioServerCommand: AsyncParsableCommand {
     @Flag(help: "Start with the headphones plugged in.")
     var headphones = false
 
+    func validate() throws {
+        // An empty one ran the server in the current directory.
+        if directory?.isEmpty == true { throw ValidationError("--directory needs a directory; leave it out for a temporary one") }
+    }
+
     func run() async throws {
         try await reportingErrors {
             let directory = directory.map { URL(fileURLWithPath: $0) }

@@ -106,6 +106,17 @@ import Testing
         #expect(both.stderr.hasPrefix("offstage: error: --formats lists the formats and takes no files"))
     }
 
+    /// An empty --directory ran the server in the current directory,
+    /// leaving its log there.
+    @Test func anEmptyDirectoryIsAUsageError() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try runOffstage(["audio", "server", "--directory", ""], in: dir.path, within: .seconds(15))
+        #expect(run.status == 64)
+        #expect(run.stderr == "offstage: error: --directory needs a directory; leave it out for a temporary one (see offstage audio server --help)\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+    }
+
     /// `audio server` with its temporary directory in a scratch TMPDIR; the
     /// PulseAudio it runs, once it prints where it is.
     func startServerCommand(in given: URL? = nil) throws -> (command: RunningOffstage, pulseaudio: Int32, scratch: URL) {
