@@ -15,6 +15,7 @@ struct AudioInfoCommand: AsyncParsableCommand {
     var formats = false
 
     func validate() throws {
+        for file in files { try requireUTF8(file, "files") }
         // The files were ignored: nothing was checked, and the exit was 0.
         if formats, !files.isEmpty {
             throw ValidationError("--formats lists the formats and takes no files; check files without it")

@@ -39,6 +39,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
     var server: String?
 
     func validate() throws {
+        try requireUTF8(file, "file")
         if server?.isEmpty == true { throw ValidationError("--server needs an address such as unix:/path/native; leave it out for the default") }
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }

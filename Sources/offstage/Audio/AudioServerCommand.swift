@@ -24,6 +24,7 @@ struct AudioServerCommand: AsyncParsableCommand {
     var headphones = false
 
     func validate() throws {
+        if let directory { try requireUTF8(directory, "--directory") }
         // An empty one ran the server in the current directory.
         if directory?.isEmpty == true { throw ValidationError("--directory needs a directory; leave it out for a temporary one") }
     }

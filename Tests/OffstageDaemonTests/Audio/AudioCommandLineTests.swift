@@ -117,6 +117,32 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
     }
 
+    /// A file name that is not UTF-8 (a Latin-1 `é`) reached the command
+    /// with U+FFFD for its byte: "no such file", exit 1. It is a usage
+    /// error naming the argument, as for the gps commands.
+    @Test func aFileNameThatIsNotUTF8IsAUsageError() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Made by the shell, as the names are: Process passes only Strings.
+        let made = try runInShell(#"cp "$1" "$(printf 'clip\351.wav')""#, audioFixture("clip.wav"), in: dir)
+        #expect(made.status == 0, "\(made.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let notUTF8 = "is not valid UTF-8: offstage takes file names in UTF-8 (convmv -f latin1 -t utf8 renames a file)"
+        let cases: [(script: String, usage: String)] = [
+            (#"exec "$0" audio info "$(printf 'clip\351.wav')""#, "argument 3 (files) \(notUTF8) (see offstage audio info --help)"),
+            (#"exec "$0" audio play "$(printf 'clip\351.wav')" --server unix:/nonexistent/native"#,
+             "argument 3 (file) \(notUTF8) (see offstage audio play --help)"),
+            // In a directory that does not exist, so that before the check it failed at once.
+            (#"exec "$0" audio server --directory "$(printf 'gone\351')/pulse""#,
+             "argument 4 (--directory) \(notUTF8) (see offstage audio server --help)"),
+        ]
+        for (script, usage) in cases {
+            let run = try runInShell(script, in: dir)
+            #expect(run.status == 64 && run.stderr == "offstage: error: \(usage)\n", "\(script): \(run.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == names.sorted())
+    }
+
     /// `audio server` with its temporary directory in a scratch TMPDIR; the
     /// PulseAudio it runs, once it prints where it is.
     func startServerCommand(in given: URL? = nil) throws -> (command: RunningOffstage, pulseaudio: Int32, scratch: URL) {
