@@ -86,7 +86,8 @@ final class PulsePlayer {
         defer { pa_proplist_free(properties) }
         pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, request.role.rawValue)
         pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, request.appName)
-        pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, (request.path as NSString).lastPathComponent)
+        // The stream's name is media.name (libpulse sets it from the name, over the list's).
+        let fileName = (request.path as NSString).lastPathComponent
         // The file's own map, else libpulse's default: that knows up to 6
         // channels and refused a stream of 7 or more ("Invalid argument");
         // extended, the channels past those it names are auxiliary ones, as
@@ -101,7 +102,7 @@ final class PulsePlayer {
         } else {
             pa_channel_map_init_extend(&channelMap, UInt32(file.channels), PA_CHANNEL_MAP_DEFAULT)
         }
-        guard let stream = pa_stream_new_with_proplist(context, request.appName, &sampleSpec, &channelMap, properties) else {
+        guard let stream = pa_stream_new_with_proplist(context, fileName, &sampleSpec, &channelMap, properties) else {
             feeder.stop()
             throw AudioError(.streamFailed, "\(request.path): the server refused a stream (\(pulseErrorText(context)))")
         }

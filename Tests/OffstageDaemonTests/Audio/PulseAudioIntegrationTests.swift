@@ -148,6 +148,8 @@ import Testing
         let inputs = try rig.pactl("--format=json", "list", "sink-inputs")
         let stream = try JSONValue(parsing: inputs).arrayValue?.first { $0["properties"]?["application.name"]?.stringValue == "Surround" }
         #expect(stream?["channel_map"]?.stringValue == "front-left,front-right,rear-left,rear-right", "\(inputs)")
+        // The stream is named after its file (libpulse sets media.name to the stream's name).
+        #expect(stream?["properties"]?["media.name"]?.stringValue == URL(fileURLWithPath: quad).lastPathComponent, "\(inputs)")
     }
 
     @Test func aPhoneStreamInterruptsMusicAndTheEndSaysResume() async throws {
