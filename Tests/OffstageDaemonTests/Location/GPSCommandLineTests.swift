@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import OffstageCore
 @testable import OffstageDaemon
@@ -253,7 +254,11 @@ import OffstageCore
         let input = try write(track.map(NMEAFixWriter.sentences).joined(), to: "long.nmea", in: dir)
         let gpsd = try PrivateGPSD(devices: [])
         defer { gpsd.stopAndRemove() }
-        let watcher = SourceRecorder(GPSDLocationSource(endpoint: gpsd.endpoint))
+        // Frozen on its first fix, on the reader's thread: a recording task
+        // waited for the test process's busy task pool, and the feed of
+        // 300,000 fixes had ended (13 s) before the freeze (once, in CI).
+        let frozen = Mutex(false)
+        let watcher = SourceRecorder(OnFix(GPSDLocationSource(endpoint: gpsd.endpoint)) { frozen.withLock { $0 = $0 || gpsd.freeze() } })
         defer { watcher.cancel() }
         let feed = try RunningOffstage([
             "gps", "feed", input, "--speed", speed, "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
@@ -261,7 +266,7 @@ import OffstageCore
         // Under way: gpsd has reported a fix of the feed.
         // Counting 300,000 fixes in a debug build, then gpsd's probe, take time.
         try #require(await watcher.until(timeout: .seconds(60)) { !$0.fixes.isEmpty })
-        #expect(gpsd.freeze(), "no gpsd to freeze")
+        #expect(frozen.withLock { $0 }, "no gpsd to freeze")
         #expect(feed.process.isRunning, "the feed ended before gpsd was stopped")
         gpsd.kill()
         let (status, stderr) = feed.finish()
@@ -591,5 +596,31 @@ import OffstageCore
             let (next, server) = try startFeed(in: scratch)
             return (next, server)
         }
+    }
+}
+
+/// gpsd's reports, with `action` run on the reader's thread as each fix
+/// comes, before any task sees it.
+private struct OnFix: LocationSource {
+    let source: GPSDLocationSource
+    let action: @Sendable () -> Void
+    init(_ source: GPSDLocationSource, _ action: @escaping @Sendable () -> Void) {
+        self.source = source
+        self.action = action
+    }
+
+    func events() -> AsyncStream<LocationSourceEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LocationSourceEvent.self)
+        let stop = GPSDLocationSource.StopFlag()
+        continuation.onTermination = { _ in stop.set() }
+        let (source, action) = (source, action)
+        Thread {
+            source.run(stop: stop) { event in
+                if case .fix = event { action() }
+                continuation.yield(event)
+            }
+            continuation.finish()
+        }.start()
+        return stream
     }
 }
