@@ -296,21 +296,34 @@ public final class AudioFile {
     /// Decodes up to `frames` frames into `buffer` (interleaved, in
     /// ``sampleKind``).
     /// - Returns: the frames decoded; 0 at the end of the file.
-    /// - Throws: ``AudioError`` `corrupt` when decoding fails.
+    /// - Throws: ``AudioError`` `corrupt` when decoding fails. The frames
+    ///   a read decoded before the damage are returned first, and the
+    ///   error comes with the next read: thrown at once, they were lost
+    ///   (a quarter of a second of the decoder's chunk).
     public func read(into buffer: UnsafeMutableRawPointer, frames count: Int) throws(AudioError) -> Int {
+        if let damage {
+            self.damage = nil
+            throw damage
+        }
         let n: sf_count_t
         switch sampleKind {
         case .int16: n = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), sf_count_t(count))
         case .float32: n = sf_readf_float(handle, buffer.assumingMemoryBound(to: Float.self), sf_count_t(count))
         }
         if n < 0 || sf_error(handle) != 0 {
-            throw AudioError(.corrupt, "\(path): cannot be decoded (\(String(cString: sf_strerror(handle))))")
+            let error = AudioError(.corrupt, "\(path): cannot be decoded (\(String(cString: sf_strerror(handle))))")
+            guard n > 0 else { throw error }
+            damage = error
         }
         return Int(n)
     }
 
+    /// A decoding error met after a read's first frames, for the next read.
+    private var damage: AudioError?
+
     /// Moves the decoding position to `frame` (clamped to the file).
     public func seek(toFrame frame: Int) throws(AudioError) {
+        damage = nil
         let target = min(max(0, frame), frames)
         // libFLAC refuses a seek to the end of a file of unknown length:
         // its last frame is read instead, which leaves the decoder there.

@@ -337,6 +337,39 @@ func silentWAV(
         #expect(try AudioFile(path: audioFixture("clip.mp3")).frames == 110_250)
     }
 
+    /// libsndfile returns the frames a read decoded before damage, with
+    /// its error set: thrown at once, they were lost (0.25 s before
+    /// `failed`, with the decoder's chunk). Read in large chunks, as many
+    /// frames come before the error as in small ones.
+    @Test func theFramesBeforeDamageAreReadBeforeTheError() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: audioFixture("clip.flac"))))
+        for i in 0..<3000 { bytes[bytes.count / 2 + i] = UInt8((i * 37 + 11) & 0xff) }
+        let damaged = dir.appendingPathComponent("damaged.flac")
+        try Data(bytes).write(to: damaged)
+        func framesBeforeTheError(chunk: Int) throws -> Int {
+            let file = try AudioFile(path: damaged.path)
+            var buffer = [UInt8](repeating: 0, count: chunk * file.bytesPerFrame)
+            var total = 0
+            do {
+                while true {
+                    let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: chunk) }
+                    if n == 0 { break }
+                    total += n
+                }
+            } catch let error as AudioError {
+                #expect(error.code == .corrupt && error.message.hasPrefix("\(damaged.path): cannot be decoded ("), "\(error)")
+                return total
+            }
+            Issue.record("no decoding error")
+            return total
+        }
+        let small = try framesBeforeTheError(chunk: 1024)
+        #expect(small > 22_050, "the damage is in the middle of 5 s: \(small) frames before it")
+        #expect(try framesBeforeTheError(chunk: 30_000) == small)
+    }
+
     @Test func everyFixtureDecodesInTheFeederWithoutError() async throws {
         for name in ["clip.wav", "clip.flac", "clip.ogg", "clip.mp3"] {
             let file = try AudioFile(path: audioFixture(name))
