@@ -48,6 +48,24 @@ func clipFLACOfUnknownLength(in dir: URL) throws -> String {
     return url.path
 }
 
+/// Takes everything a feeder decodes from `file`, as the player does,
+/// to the end or the first error: the bytes taken, and the error.
+func decodedThroughAFeeder(_ file: sending AudioFile) async -> (bytes: Int, error: AudioError?) {
+    let arrived = AsyncStream<Void>.makeStream()
+    let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
+    defer { feeder.stop() }
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    var total = 0
+    var events = arrived.stream.makeAsyncIterator()
+    while true {
+        let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
+        total += take.bytes
+        // Not waiting for another notice after the error: none may come.
+        if take.error != nil || take.finished { return (total, take.error) }
+        if take.bytes == 0 { await events.next() }
+    }
+}
+
 /// Writes a WAV of `seconds` of silence at `rate` Hz (mono, 16-bit by
 /// default; `frames` overrides `seconds`). 8-bit silence is 128. With a
 /// `channelMask` it is a WAVE_FORMAT_EXTENSIBLE file naming its channels
@@ -275,20 +293,7 @@ func silentWAV(
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = try truncatedCopy(of: "clip.mp3", keeping: 0.5, in: dir)
-        let file = try AudioFile(path: path)
-        let arrived = AsyncStream<Void>.makeStream()
-        let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
-        defer { feeder.stop() }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var failure: AudioError?
-        var events = arrived.stream.makeAsyncIterator()
-        while true {
-            let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
-            // Not waiting for another notice after the error: none may come.
-            if let error = take.error { failure = error }
-            if take.error != nil || take.finished { break }
-            if take.bytes == 0 { await events.next() }
-        }
+        let failure = await decodedThroughAFeeder(try AudioFile(path: path)).error
         #expect(failure?.code == .corrupt)
         #expect(failure?.message.hasPrefix("\(path): truncated: the audio stops at ") == true, "\(String(describing: failure))")
     }
@@ -304,20 +309,9 @@ func silentWAV(
         // 194 frames of 576 (no encoder delay or padding left out without the header).
         #expect(file.frames == 194 * 576, "\(file.summary)")
         let expected = file.frames * file.bytesPerFrame
-        let arrived = AsyncStream<Void>.makeStream()
-        let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
-        defer { feeder.stop() }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var total = 0
-        var events = arrived.stream.makeAsyncIterator()
-        while true {
-            let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
-            #expect(take.error == nil, "\(String(describing: take.error))")
-            total += take.bytes
-            if take.finished || take.error != nil { break }
-            if take.bytes == 0 { await events.next() }
-        }
-        #expect(total == expected)
+        let decoded = await decodedThroughAFeeder(file)
+        #expect(decoded.error == nil, "\(String(describing: decoded.error))")
+        #expect(decoded.bytes == expected)
     }
 
     /// Of variable bit rate and without a Xing header, the same file is
@@ -375,20 +369,9 @@ func silentWAV(
             let file = try AudioFile(path: audioFixture(name))
             let expected = file.frames * file.bytesPerFrame
             let tolerance = file.endTolerance * file.bytesPerFrame
-            let arrived = AsyncStream<Void>.makeStream()
-            let feeder = AudioFeeder(file: file, looping: false) { arrived.continuation.yield() }
-            defer { feeder.stop() }
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            var total = 0
-            var events = arrived.stream.makeAsyncIterator()
-            while true {
-                let take = buffer.withUnsafeMutableBytes { feeder.take(into: $0.baseAddress!, maximum: $0.count) }
-                #expect(take.error == nil, "\(name): \(String(describing: take.error))")
-                total += take.bytes
-                if take.finished || take.error != nil { break }
-                if take.bytes == 0 { await events.next() }
-            }
-            #expect(abs(total - expected) <= tolerance, "\(name)")
+            let decoded = await decodedThroughAFeeder(file)
+            #expect(decoded.error == nil, "\(name): \(String(describing: decoded.error))")
+            #expect(abs(decoded.bytes - expected) <= tolerance, "\(name)")
         }
     }
 
