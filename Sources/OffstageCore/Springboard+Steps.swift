@@ -213,6 +213,10 @@ extension Springboard {
             guard let record = apps[app], record.launch == launch, !record.tasks.isEmpty else { return }
             work.append(.expireTasks(app: app))
 
+        case .lateTaskWarning(let app, let launch, let task):
+            guard apps[app]?.launch == launch else { return }
+            work.append(.expireTask(app: app, task: task))
+
         case .budgetEnd(let app, let launch):
             guard let record = apps[app], record.launch == launch, !record.tasks.isEmpty else { return }
             emit(

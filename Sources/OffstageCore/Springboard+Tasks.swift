@@ -26,8 +26,7 @@ extension Springboard {
         if record.state == .background {
             let warningPassed = record.budgetDeadline.map { $0 - policy.expirationLead <= now } ?? false
             armBudget(app)
-            // Begun after the other tasks were warned: warn this one at once.
-            if warningPassed { work.append(.expireTask(app: app, task: task)) }
+            if warningPassed { warnLate(app, task: task) }
         }
         let remaining = backgroundTimeRemaining(app)
         emit(.system, app, "beginBackgroundTask", ["task": JSONValue(task), "remaining": milliseconds(remaining)])
@@ -106,6 +105,28 @@ extension Springboard {
         for timer in record.budgetTimers { timers.cancel(timer) }
         record.budgetTimers = []
         record.budgetDeadline = nil
+        record.lateWarning = nil
+        apps[app] = record
+    }
+
+    /// The shortest time between two warnings of tasks begun after the
+    /// budget's warning.
+    static let lateWarningGap: Duration = .seconds(1)
+
+    /// Warns a task begun after the other tasks were warned: at once, or
+    /// ``lateWarningGap`` after the last such warning. An app that began a
+    /// new task in each expiration handler was warned again at the same
+    /// instant, for good: virtual time never moved on to the budget's end
+    /// (which kills it, as on iOS), and no other command was taken.
+    mutating func warnLate(_ app: String, task: Int) {
+        guard var record = apps[app] else { return }
+        let at = record.lateWarning.map { max($0 + Self.lateWarningGap, now) } ?? now
+        record.lateWarning = at
+        if at == now {
+            work.append(.expireTask(app: app, task: task))
+        } else {
+            record.budgetTimers.append(timers.schedule(.lateTaskWarning(app: app, launch: record.launch, task: task), at: at))
+        }
         apps[app] = record
     }
 }

@@ -110,6 +110,7 @@ public struct Springboard: Sendable {
     enum TimerEvent: Sendable {
         case watchdog(app: String)
         case expirationWarning(app: String, launch: Int)
+        case lateTaskWarning(app: String, launch: Int, task: Int)
         case budgetEnd(app: String, launch: Int)
         case wakeWindowEnd(app: String, launch: Int)
         case appTimer(app: String, launch: Int, timer: Int)
@@ -379,6 +380,8 @@ struct AppRecord: Sendable {
     var backgroundSince: ClockTime?
     var budgetDeadline: ClockTime?
     var budgetTimers: [TimerID] = []
+    /// When the latest task begun after the budget's warning is (or was) warned.
+    var lateWarning: ClockTime?
     var wakeWindowEnd: ClockTime?
     var activeModes: Set<BackgroundMode> = []
     /// Notifications that arrived while suspended, latest of each kind.

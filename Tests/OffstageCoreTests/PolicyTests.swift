@@ -304,6 +304,33 @@ struct PolicyTests {
         #expect(warnedAt == [175, 175])
     }
 
+    /// An app that begins a new task in each expiration handler and ends
+    /// the expiring one was warned again at the same instant, for good:
+    /// virtual time stood still (`offstage run` never ended, the daemon
+    /// took no other command). Late warnings come a second apart, so the
+    /// budget's end comes and kills the app, as on iOS.
+    @Test func anAppRenewingItsTaskInEachHandlerIsKilledAtTheBudgetsEnd() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
+        var warnedAt: [Double] = []
+        device.onCallback = { device, app, message in
+            if message.name == CB.didEnterBackground {
+                _ = try! device.board.beginBackgroundTask(app, at: device.time)
+            }
+            if message.name == CB.expiration, let task = message.detail["task"]?.intValue {
+                warnedAt.append(device.time.seconds)
+                _ = try! device.board.beginBackgroundTask(app, at: device.time)
+                device.perform(try! device.board.endBackgroundTask(app, task: task, at: device.time))
+            }
+        }
+        try device.submit(.launch(lab))
+        try device.submit(.home)
+        device.advance(by: 200)
+        // The warning (175 s), the first late task at once, then one a second until the end (180 s).
+        #expect(warnedAt == [175, 175, 176, 177, 178, 179])
+        #expect(device.killed == [lab])
+        #expect(device.log.contains { $0.kind == .error && $0.name == "backgroundTimeExpired" })
+    }
+
     @Test func aSecondWakeExtendsTheWindow() throws {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab)])
         try device.submit(.launch(lab))
