@@ -28,10 +28,12 @@ struct LocationLineReader: ~Copyable {
         delimiter = Self.lineEnd(of: f)
     }
 
-    /// `\r` for a file whose first line ends in a lone CR (classic Mac OS
+    /// `\r` for a file whose lines end in lone CRs (classic Mac OS
     /// software; read by `\n`, the whole file was one line, told as a bad
-    /// checksum), else `\n`. Told from the first 4 KiB, the file then read
-    /// from its start again; a pipe, which cannot go back, is read by `\n`.
+    /// checksum): its first 4 KiB hold a CR and no LF. Else `\n` (a `\r\r\n`
+    /// file too, as Windows text-mode writers leave: taken for CR lines,
+    /// each of its lines counted twice). The file is then read from its
+    /// start again; a pipe, which cannot go back, is read by `\n`.
     private static func lineEnd(of file: UnsafeMutablePointer<FILE>) -> Int32 {
         let lf: Int32 = 10
         guard fseek(file, 0, SEEK_CUR) == 0 else { return lf }
@@ -39,9 +41,7 @@ struct LocationLineReader: ~Copyable {
         let count = fread(&head, 1, head.count, file)
         // A failed read is the lines' to report, when they read again.
         clearerr(file)
-        guard fseek(file, 0, SEEK_SET) == 0, let end = head[..<count].firstIndex(where: { $0 == 10 || $0 == 13 }),
-            head[end] == 13, end + 1 < count, head[end + 1] != 10
-        else { return lf }
+        guard fseek(file, 0, SEEK_SET) == 0, head[..<count].contains(13), !head[..<count].contains(10) else { return lf }
         return 13
     }
 

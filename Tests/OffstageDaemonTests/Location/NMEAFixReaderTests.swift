@@ -454,6 +454,11 @@ import Testing
         let json = track.map { GPSDJSONFixWriter.line(for: $0) }.joined().replacingOccurrences(of: "\n", with: "\r")
         let (jsonFixes, jsonSummary) = try readAll(try write(json, to: "cr.json", in: dir))
         #expect(jsonFixes.map(\.time) == track.map(\.time) && jsonSummary.skipped == 0, "\(jsonSummary.issues)")
+        // `\r\r\n` (Windows text mode) is read by its LFs: taken for CR
+        // lines, each line counted twice.
+        let (doubled, doubledSummary) = try readAll(try write(lines.joined(separator: "\r\r\n") + "\r\r\n", to: "crcrlf.nmea", in: dir))
+        #expect(doubled.map(\.time) == track.map(\.time))
+        #expect(doubledSummary.issues.map(\.description) == ["\(dir.path)/crcrlf.nmea:5: bad checksum 00, expected 12"], "\(doubledSummary.issues)")
     }
 
     /// A leap second (235960) is placed before midnight; it took midnight's
