@@ -10,7 +10,8 @@ import OffstageCore
 /// data chunk is as long as its header says), so a truncated file is
 /// refused at once rather than stopping short mid-play; a cut MP3 is
 /// reported when playback reaches the cut. An MP3 whose length no header
-/// states gets the length its frames add up to (``MPEGLength``). Decoding gives
+/// states gets the length its frames add up to, or is refused when that is
+/// more than libsndfile will read (``MPEGLength``). Decoding gives
 /// interleaved 16-bit samples for 8- and 16-bit sources, 32-bit floats for
 /// the rest (as `paplay` does).
 ///
@@ -104,7 +105,7 @@ public final class AudioFile {
         channels = Int(info.channels)
         channelPositions = Self.channelPositions(handle, channels: channels)
         countedMPEGFrames =
-            info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path) : nil
+            info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path, libsndfileFrames: libsndfileFrames) : nil
         // libsndfile reads no further than its count: a longer one counted is refused by check().
         frames = min(libsndfileFrames, countedMPEGFrames ?? libsndfileFrames)
         formatName = Self.majorFormatName(info.format)
@@ -138,7 +139,8 @@ public final class AudioFile {
         while true {
             let read = scratch.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress, 4096) }
             if read < 0 || sf_error(handle) != 0 {
-                return .failure(DecodingFailure(frame: count, reason: String(cString: sf_strerror(handle))))
+                // The frames read with the error decoded before the damage.
+                return .failure(DecodingFailure(frame: count + max(0, Int(read)), reason: String(cString: sf_strerror(handle))))
             }
             if read == 0 { break }
             count += Int(read)
@@ -255,8 +257,8 @@ public final class AudioFile {
             throw AudioError(
                 .notAudio,
                 "\(path): libsndfile would play only its first \(formatSeconds(Double(frames) / rate)) s of "
-                    + "\(formatSeconds(Double(counted) / rate)) s (an MP3 of variable bit rate without a Xing header, "
-                    + "whose length it guesses from the first frame); re-encode it, or add the header (vbrfix)")
+                    + "\(formatSeconds(Double(counted) / rate)) s (an MP3 without a Xing header, whose length it guesses "
+                    + "from its size and first frame: of variable bit rate, as a rule); re-encode it, or add the header (vbrfix)")
         }
         if Self.headerClaimsMoreThanTheFileHolds(log) {
             throw AudioError(.corrupt, "\(path): truncated (the file is shorter than its header says)")
