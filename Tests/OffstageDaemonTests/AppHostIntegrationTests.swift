@@ -96,6 +96,8 @@ struct AppHostIntegrationTests {
         let message = try await test.refused(["command": "launch", "app": "com.offstage.tests.CrashAtLaunchApp"])
         #expect(message.contains("did not launch: it crashed (signal"))
         #expect(message.contains("CrashAtLaunchApp.log"))
+        // Its runtime's error line, not the end of the backtrace after it ("Backtrace took 0.01s").
+        #expect(message.contains("Fatal error: CrashAtLaunchApp crashes at launch on purpose"), "\(message)")
         let errors = try await test.events(kind: .error)
         #expect(errors.map(\.name) == ["crashed"])
         // Still serving.

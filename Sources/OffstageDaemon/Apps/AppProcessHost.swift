@@ -28,14 +28,17 @@ public struct AppProcessHost: Sendable {
     public func logSize(for bundleID: String) -> Int { fileSize(atPath: logPath(for: bundleID)) ?? 0 }
 
     /// The last line the app wrote to its log from `offset` on, looked for
-    /// in the last 4 KiB and cut to 300 characters, its control characters
-    /// shown as `\xHH`; nil if it wrote none.
+    /// in the last 64 KiB and cut to 300 characters, its control characters
+    /// shown as `\xHH`; nil if it wrote none. Swift's runtime error line
+    /// (`Fatal error: …`) is taken over the backtrace its runtime prints
+    /// after it, which ended in "Backtrace took 0.01s".
     /// What an app that died at launch said last (a missing interpreter,
     /// an uncaught exception) says why.
     public func lastLogLine(for bundleID: String, since offset: Int) -> String? {
-        guard let data = fileTail(atPath: logPath(for: bundleID), count: 4096, from: offset)?.bytes else { return nil }
+        guard let data = fileTail(atPath: logPath(for: bundleID), count: 65_536, from: offset)?.bytes else { return nil }
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
-        guard let last = lines.last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
+        guard let last = lines.last(where: { $0.contains("Fatal error: ") }) ?? lines.last(where: { !$0.allSatisfy(\.isWhitespace) })
+        else { return nil }
         // Cut, then shown on a terminal: an app's colours or binary output must not drive it.
         let line = last.trimmingCharacters(in: .whitespaces)
         return visibleText(String(line.prefix(300))) + (line.count > 300 ? "…" : "")
