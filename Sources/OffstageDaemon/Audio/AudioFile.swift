@@ -42,9 +42,6 @@ public final class AudioFile {
     private let handle: OpaquePointer
     /// For an MP3 without a header stating its length, the frames it holds (``MPEGLength``).
     private let countedMPEGFrames: Int?
-    /// Whether this is a FLAC of unknown length whose frames were counted
-    /// by decoding it (``decodedFrames(_:channels:)``).
-    private let countedFLAC: Bool
 
     /// Bytes per interleaved frame of decoded audio.
     public var bytesPerFrame: Int { channels * sampleKind.size }
@@ -88,7 +85,7 @@ public final class AudioFile {
         // writing to a pipe does), and libsndfile then says SF_COUNT_MAX.
         // Other formats of unknown length (a cut Ogg) are refused by check().
         var libsndfileFrames = Int(info.frames)
-        countedFLAC = libsndfileFrames == Int(Int64.max) && info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC)
+        let countedFLAC = libsndfileFrames == Int(Int64.max) && info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC)
         if countedFLAC {
             switch Self.decodedFrames(handle, channels: Int(info.channels)) {
             case .success(let count): libsndfileFrames = count
@@ -117,7 +114,8 @@ public final class AudioFile {
         default:
             sampleKind = .float32
         }
-        try check()
+        // A FLAC counted by decoding it whole has shown its last frames decode.
+        try check(tail: !countedFLAC)
     }
 
     deinit { sf_close(handle) }
@@ -241,7 +239,8 @@ public final class AudioFile {
     /// chunks, AU's data size, 8SVX's BODY, W64's riff, RF64's Riff size.
     static let sizeLabels: Set<String> = ["RIFF", "RIFX", "data", "FORM", "SSND", "Data Size", "BODY", "riff", "Riff size"]
 
-    private func check() throws(AudioError) {
+    /// - Parameter tail: whether to check that the last frames decode.
+    private func check(tail checkingTheTail: Bool) throws(AudioError) {
         // libsndfile reads up to 1024 channels (SF_MAX_CHANNELS): a file of
         // 33 is described, and refused for playback (``forPlayback(path:)``),
         // not called corrupt.
@@ -267,7 +266,7 @@ public final class AudioFile {
         // MP3: libmpg123 prints bit-reservoir errors on stderr after any
         // seek, even in good files; a cut MP3 is caught when playback
         // reaches the cut (``AudioFeeder``).
-        if isMPEG { return }
+        if isMPEG || !checkingTheTail { return }
         var scratch = [Float](repeating: 0, count: channels * 64)
         let tail = max(0, frames - 64)
         let read = sf_seek(handle, sf_count_t(tail), SEEK_SET) == tail
@@ -307,6 +306,7 @@ public final class AudioFile {
             self.damage = nil
             throw damage
         }
+        if atEnd { return 0 }
         let n: sf_count_t
         switch sampleKind {
         case .int16: n = sf_readf_short(handle, buffer.assumingMemoryBound(to: Int16.self), sf_count_t(count))
@@ -322,20 +322,17 @@ public final class AudioFile {
 
     /// A decoding error met after a read's first frames, for the next read.
     private var damage: AudioError?
+    /// Seeked to the end: reads give nothing until the next seek.
+    private var atEnd = false
 
-    /// Moves the decoding position to `frame` (clamped to the file).
+    /// Moves the decoding position to `frame` (clamped to the file). The
+    /// end needs no decoder position: libFLAC refuses a seek to the end of
+    /// a FLAC of unknown length.
     public func seek(toFrame frame: Int) throws(AudioError) {
         damage = nil
         let target = min(max(0, frame), frames)
-        // libFLAC refuses a seek to the end of a file of unknown length:
-        // its last frame is read instead, which leaves the decoder there.
-        if countedFLAC, target == frames {
-            var last = [Float](repeating: 0, count: channels)
-            guard sf_seek(handle, sf_count_t(target - 1), SEEK_SET) == target - 1,
-                last.withUnsafeMutableBufferPointer({ sf_readf_float(handle, $0.baseAddress, 1) }) == 1
-            else { throw AudioError(.corrupt, "\(path): cannot seek to frame \(target)") }
-            return
-        }
+        atEnd = target == frames
+        if atEnd { return }
         guard sf_seek(handle, sf_count_t(target), SEEK_SET) == target else {
             throw AudioError(.corrupt, "\(path): cannot seek to frame \(target)")
         }

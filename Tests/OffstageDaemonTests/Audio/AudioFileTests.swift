@@ -48,6 +48,23 @@ func clipFLACOfUnknownLength(in dir: URL) throws -> String {
     return url.path
 }
 
+/// Reads `file` from where it stands in `chunk`-frame reads, to its end
+/// or its first decoding error: the frames read, and that error.
+func readToTheEnd(_ file: AudioFile, chunk: Int = 4096) -> (frames: Int, error: AudioError?) {
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk * file.bytesPerFrame, alignment: 16)
+    defer { buffer.deallocate() }
+    var total = 0
+    do throws(AudioError) {
+        while true {
+            let n = try file.read(into: buffer, frames: chunk)
+            if n == 0 { return (total, nil) }
+            total += n
+        }
+    } catch {
+        return (total, error)
+    }
+}
+
 /// Takes everything a feeder decodes from `file`, as the player does,
 /// to the end or the first error: the bytes taken, and the error.
 func decodedThroughAFeeder(_ file: sending AudioFile) async -> (bytes: Int, error: AudioError?) {
@@ -139,14 +156,8 @@ func silentWAV(
         #expect(file.sampleRate == 22050)
         #expect(file.channels == 1)
         #expect(abs(file.duration.seconds - 5) < 0.01, "\(file.summary)")
-        var buffer = [UInt8](repeating: 0, count: 4096 * file.bytesPerFrame)
-        var total = 0
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) }
-            if n == 0 { break }
-            total += n
-        }
-        #expect(total == file.frames)
+        let decoded = readToTheEnd(file)
+        #expect(decoded.error == nil && decoded.frames == file.frames, "\(String(describing: decoded.error))")
     }
 
     @Test func sixteenBitSourcesDecodeToInt16AndCompressedOnesToFloat() throws {
@@ -268,14 +279,9 @@ func silentWAV(
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = try AudioFile(path: try clipFLACOfUnknownLength(in: dir))
         #expect(file.frames == 110_250, "\(file.summary)")
+        let decoded = readToTheEnd(file)
+        #expect(decoded.error == nil && decoded.frames == file.frames, "\(String(describing: decoded.error))")
         var buffer = [UInt8](repeating: 0, count: 4096 * file.bytesPerFrame)
-        var total = 0
-        while true {
-            let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) }
-            if n == 0 { break }
-            total += n
-        }
-        #expect(total == file.frames)
         try file.seek(toFrame: file.frames)
         #expect(try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: 4096) } == 0)
         try file.seek(toFrame: file.frames - 10)
@@ -343,21 +349,10 @@ func silentWAV(
         let damaged = dir.appendingPathComponent("damaged.flac")
         try Data(bytes).write(to: damaged)
         func framesBeforeTheError(chunk: Int) throws -> Int {
-            let file = try AudioFile(path: damaged.path)
-            var buffer = [UInt8](repeating: 0, count: chunk * file.bytesPerFrame)
-            var total = 0
-            do {
-                while true {
-                    let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0.baseAddress!, frames: chunk) }
-                    if n == 0 { break }
-                    total += n
-                }
-            } catch let error as AudioError {
-                #expect(error.code == .corrupt && error.message.hasPrefix("\(damaged.path): cannot be decoded ("), "\(error)")
-                return total
-            }
-            Issue.record("no decoding error")
-            return total
+            let decoded = readToTheEnd(try AudioFile(path: damaged.path), chunk: chunk)
+            let error = try #require(decoded.error, "no decoding error")
+            #expect(error.code == .corrupt && error.message.hasPrefix("\(damaged.path): cannot be decoded ("), "\(error)")
+            return decoded.frames
         }
         let small = try framesBeforeTheError(chunk: 1024)
         #expect(small > 22_050, "the damage is in the middle of 5 s: \(small) frames before it")
