@@ -25,6 +25,22 @@ public struct GPSDJSONFixReader: Sendable {
         self.options = options
     }
 
+    /// Whether `line` holds a number with an exponent of three digits or
+    /// more (`1e999`, `2E+308`), which Foundation refuses with the whole
+    /// line. One pass over the bytes: a regular expression was compiled
+    /// for every bad line, and a file read in the wrong format has nothing
+    /// else.
+    static func hasHugeExponent(_ line: String) -> Bool {
+        let bytes = Array(line.utf8)
+        func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= 0x30 && bytes[i] <= 0x39 }
+        for i in bytes.indices.dropFirst() where (bytes[i] == 0x65 || bytes[i] == 0x45) && isDigit(i - 1) {
+            var j = i + 1
+            if j < bytes.count, bytes[j] == 0x2B { j += 1 }
+            if isDigit(j), isDigit(j + 1), isDigit(j + 2) { return true }
+        }
+        return false
+    }
+
     /// Streams the file's fixes to `body`, in order.
     public func read(_ body: (LocationFix) throws -> Void) throws -> LocationReadSummary {
         var lines = try LocationLineReader(path: path)
@@ -60,7 +76,7 @@ public struct GPSDJSONFixReader: Sendable {
                 let message =
                     if parsed != nil {
                         "not a JSON object"
-                    } else if line.range(of: #"[0-9][eE]\+?[0-9]{3,}"#, options: .regularExpression) != nil {
+                    } else if Self.hasHugeExponent(line) {
                         "a number out of range (larger than a double)"
                     } else if line.hasPrefix("{") && !line.hasSuffix("}") {
                         "not a JSON object (truncated line?)"

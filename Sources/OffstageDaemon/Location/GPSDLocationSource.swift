@@ -31,13 +31,20 @@ public struct GPSDLocationSource: LocationSource {
         self.device = device
     }
 
-    public func events() -> AsyncStream<LocationSourceEvent> {
+    public func events() -> AsyncStream<LocationSourceEvent> { events(seenFirstBy: nil) }
+
+    /// The same stream, `observer` seeing each event first on the reader's
+    /// thread: for an action that must not wait for a busy task pool.
+    public func events(seenFirstBy observer: (@Sendable (LocationSourceEvent) -> Void)?) -> AsyncStream<LocationSourceEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LocationSourceEvent.self)
         let stop = StopFlag()
         continuation.onTermination = { _ in stop.set() }
         let source = self
         let thread = Thread {
-            source.run(stop: stop) { continuation.yield($0) }
+            source.run(stop: stop) { event in
+                observer?(event)
+                continuation.yield(event)
+            }
             continuation.finish()
         }
         thread.name = "offstage.gpsd-reader"

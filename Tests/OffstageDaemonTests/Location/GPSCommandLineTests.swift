@@ -258,7 +258,10 @@ import OffstageCore
         // waited for the test process's busy task pool, and the feed of
         // 300,000 fixes had ended (13 s) before the freeze (once, in CI).
         let frozen = Mutex(false)
-        let watcher = SourceRecorder(OnFix(GPSDLocationSource(endpoint: gpsd.endpoint)) { frozen.withLock { $0 = $0 || gpsd.freeze() } })
+        let watcher = SourceRecorder(
+            GPSDLocationSource(endpoint: gpsd.endpoint).events { event in
+                if case .fix = event { frozen.withLock { $0 = $0 || gpsd.freeze() } }
+            })
         defer { watcher.cancel() }
         let feed = try RunningOffstage([
             "gps", "feed", input, "--speed", speed, "--quiet", "--gpsd", "\(gpsd.endpoint)", "--control", gpsd.controlSocket,
@@ -596,31 +599,5 @@ import OffstageCore
             let (next, server) = try startFeed(in: scratch)
             return (next, server)
         }
-    }
-}
-
-/// gpsd's reports, with `action` run on the reader's thread as each fix
-/// comes, before any task sees it.
-private struct OnFix: LocationSource {
-    let source: GPSDLocationSource
-    let action: @Sendable () -> Void
-    init(_ source: GPSDLocationSource, _ action: @escaping @Sendable () -> Void) {
-        self.source = source
-        self.action = action
-    }
-
-    func events() -> AsyncStream<LocationSourceEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LocationSourceEvent.self)
-        let stop = GPSDLocationSource.StopFlag()
-        continuation.onTermination = { _ in stop.set() }
-        let (source, action) = (source, action)
-        Thread {
-            source.run(stop: stop) { event in
-                if case .fix = event { action() }
-                continuation.yield(event)
-            }
-            continuation.finish()
-        }.start()
-        return stream
     }
 }

@@ -30,8 +30,10 @@ final class SourceRecorder: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// Starts consuming a source.
-    init(_ source: some LocationSource) {
-        let stream = source.events()
+    convenience init(_ source: some LocationSource) { self.init(source.events()) }
+
+    /// Starts consuming a source's stream.
+    init(_ stream: AsyncStream<LocationSourceEvent>) {
         let t = Task { [self] in
             for await event in stream { append(event) }
         }
