@@ -97,7 +97,8 @@ final class PulsePlayer {
             channelMap.channels = UInt8(positions.count)
             withUnsafeMutableBytes(of: &channelMap.map) { bytes in
                 let slots = bytes.bindMemory(to: pa_channel_position_t.self)
-                for (index, position) in positions.enumerated() { slots[index] = position }
+                // Bounded by the map's 32 slots too (forPlayback refuses more channels).
+                for (slot, position) in zip(slots.indices, positions) { slots[slot] = position }
             }
         } else {
             pa_channel_map_init_extend(&channelMap, UInt32(file.channels), PA_CHANNEL_MAP_DEFAULT)
