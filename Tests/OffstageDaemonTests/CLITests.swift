@@ -582,7 +582,12 @@ struct CLITests {
     @Test func aDaemonUnderNohupOutlivesSIGHUP() throws {
         let directory = try temporaryDirectory()
         let (running, socket) = try startedDaemon(in: directory, through: "/usr/bin/nohup")
-        kill(running.process.processIdentifier, SIGHUP)
+        // The kernel discards the signal: ignored and caught by no handler
+        // (what a Dispatch signal source installs), whenever it comes.
+        let pid = running.process.processIdentifier
+        #expect(try signalSet("SigIgn", of: pid).contains(SIGHUP))
+        #expect(try !signalSet("SigCgt", of: pid).contains(SIGHUP))
+        kill(pid, SIGHUP)
         // Still there: it answers a command sent after the signal, runs on,
         // and has logged no stop.
         #expect(try offstage(["status"] + socket).status == 0)
@@ -590,6 +595,15 @@ struct CLITests {
         let log = try String(contentsOfFile: directory + "/data/events.jsonl", encoding: .utf8)
         #expect(!log.contains("\"daemonStopped\""), "\(log)")
         stop(running)
+    }
+
+    /// The signals in one of a process's sets in `/proc/PID/status`
+    /// (`SigIgn`, `SigCgt`: ignored, caught by a handler).
+    func signalSet(_ name: String, of pid: Int32) throws -> Set<Int32> {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(name + ":") })
+        let mask = try #require(UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16))
+        return Set((1...64).filter { mask & (1 << UInt64($0 - 1)) != 0 }.map { Int32($0) })
     }
 
     @Test func badArgumentsAreRejectedByTheParser() throws {
