@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import OffstageCore
 import OffstageProtocol
 
 /// Talks to a running gpsd: its control socket (`gpsd -F PATH`), to add
@@ -60,9 +61,14 @@ public enum GPSDControl {
     /// activated (it then reads everything written to the device).
     /// - Returns: whether it did before the timeout.
     public static func waitForDevice(_ device: String, port: Int, timeout: Duration = busyLimit) -> Bool {
+        waitForDevice(device, at: GPSDEndpoint(host: "127.0.0.1", port: port), timeout: timeout)
+    }
+
+    /// ``waitForDevice(_:port:timeout:)`` on a gpsd at `endpoint`.
+    public static func waitForDevice(_ device: String, at endpoint: GPSDEndpoint, timeout: Duration = busyLimit) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            guard let fd = try? LocationSocket.connectLoopback(port: port) else {
+            guard let fd = try? LocationSocket.connect(host: endpoint.host, port: endpoint.port, timeout: .milliseconds(500)) else {
                 Thread.sleepBriefly()
                 continue
             }
@@ -105,14 +111,18 @@ extension GPSDControl {
         LocationSocket.isListening(port: port)
     }
 
-    /// Why nothing accepts a connection on 127.0.0.1:port (`Connection
-    /// refused`), or nil when something does.
-    public static func connectionFailure(port: Int, within timeout: Duration = .seconds(1)) -> String? {
+    /// Why nothing accepts a connection on `endpoint` (`Connection
+    /// refused`; `no answer within 1 s`), or nil when something does.
+    public static func connectionFailure(_ endpoint: GPSDEndpoint, within timeout: Duration = .seconds(1)) -> String? {
         do {
-            close(try LocationSocket.connectLoopback(port: port, timeout: timeout))
+            close(try LocationSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout))
             return nil
         } catch let error as LocationSystemError {
-            return error.errno.map { String(cString: strerror($0)) } ?? error.description
+            switch error.errno {
+            case EINPROGRESS?, EAGAIN?: return "no answer within \(formatSeconds(timeout.seconds)) s"
+            case let code?: return String(cString: strerror(code))
+            case nil: return error.description
+            }
         } catch {
             return "\(error)"
         }

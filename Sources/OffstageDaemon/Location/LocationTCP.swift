@@ -46,22 +46,43 @@ enum LocationSocket {
     ///   send timeout to it); nil: the kernel's, minutes against a listener
     ///   whose backlog is full.
     static func connectLoopback(port: Int, timeout: Duration? = nil) throws -> Int32 {
-        let fd = try LocationSystemError.check("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        if let timeout {
-            let (seconds, attoseconds) = timeout.components
-            var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        try connect(host: "127.0.0.1", port: port, timeout: timeout)
+    }
+
+    /// A connected TCP socket to `host`:port, trying each of the host's
+    /// addresses in turn (`localhost` may be ::1 as well as 127.0.0.1, as
+    /// libgps tries them); the error is the last address's.
+    /// - Parameter timeout: how long each connect may take (Linux applies
+    ///   the send timeout to it; running out is `EINPROGRESS`); nil: the
+    ///   kernel's, minutes against a listener whose backlog is full.
+    static func connect(host: String, port: Int, timeout: Duration? = nil) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        let resolved = getaddrinfo(host, String(port), &hints, &list)
+        guard resolved == 0, let list else {
+            throw LocationSystemError("resolve \(host)", detail: String(cString: gai_strerror(resolved)))
         }
-        var address = loopback(port: port)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if rc != 0 {
+        defer { freeaddrinfo(list) }
+        var failure = LocationSystemError("connect \(host):\(port)", detail: "no address")
+        for entry in sequence(first: list, next: { $0.pointee.ai_next }) {
+            let address = entry.pointee
+            let fd = try LocationSystemError.check("socket") {
+                socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
+            }
+            if let timeout {
+                let (seconds, attoseconds) = timeout.components
+                var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            }
+            if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return fd }
             let code = errno
             close(fd)
-            throw LocationSystemError("connect 127.0.0.1:\(port)", errno: code)
+            failure = LocationSystemError("connect \(host):\(port)", errno: code)
         }
-        return fd
+        throw failure
     }
 
     /// A connected Unix stream socket.
@@ -78,7 +99,7 @@ enum LocationSocket {
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         if rc != 0 {
             let code = errno

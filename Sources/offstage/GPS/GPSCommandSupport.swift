@@ -137,7 +137,7 @@ final class GPSDFeedTarget {
             let control = options.control ?? GPSDControl.defaultControlSocket
             // Before the device is added: through the control socket of
             // another gpsd, it waited 15 s for this port to list it.
-            if let failure = GPSDControl.connectionFailure(port: endpoint.port) {
+            if let failure = GPSDControl.connectionFailure(endpoint) {
                 throw CommandError("cannot connect to gpsd at \(endpoint): \(failure)")
             }
             cleanup = try TerminationSignals.holding {
@@ -153,7 +153,7 @@ final class GPSDFeedTarget {
             }
             controlSocket = control
             privateGPSD = nil
-            guard GPSDControl.waitForDevice(pty.devicePath, port: endpoint.port) else {
+            guard GPSDControl.waitForDevice(pty.devicePath, at: endpoint) else {
                 close()
                 throw CommandError(
                     "gpsd at \(endpoint) did not open \(pty.devicePath) within \(GPSDControl.busyLimit.components.seconds) s: "
