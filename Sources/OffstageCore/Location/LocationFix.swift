@@ -53,7 +53,7 @@ public struct LocationFix: Sendable, Hashable, Codable {
             return "time out of range (\(time) s from 1970; a fix's year is 0000 to 9999)"
         }
         return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, Self.speedRange)
-            ?? check("course", course, Self.courseRange) ?? check("horizontal accuracy", horizontalAccuracy, 0...10_000_000)
+            ?? check("course", course, Self.courseRange) ?? check("horizontal accuracy", horizontalAccuracy, Self.horizontalAccuracyRange)
     }
 
     /// The times ISO 8601's four-digit years hold, 0000-01-01 to the last
@@ -62,6 +62,8 @@ public struct LocationFix: Sendable, Hashable, Codable {
 
     /// The speeds (m/s) a receiver could report.
     public static let speedRange = 0.0...100_000
+    /// The horizontal accuracies (metres) a fix may state.
+    public static let horizontalAccuracyRange = 0.0...10_000_000
     /// The courses (degrees true; 360 is north, as some writers put it).
     public static let courseRange = 0.0...360
 

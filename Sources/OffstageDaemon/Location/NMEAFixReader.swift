@@ -225,6 +225,10 @@ public struct NMEAFixReader: Sendable {
                     // As written, in knots: in m/s, -5 was -2.5722222222222224.
                     let most = NMEAFixWriter.decimal(LocationFix.speedRange.upperBound * 3600 / 1852, 1)
                     epoch.problem = (number, "speed out of range (\(sentence[6]) knots; 0 to \(most) knots)")
+                } else if let accuracy = values.horizontalAccuracy, !LocationFix.horizontalAccuracyRange.contains(accuracy) {
+                    // As written, an HDOP: in metres, -1 was -5.0.
+                    let most = NMEAFixWriter.decimal(LocationFix.horizontalAccuracyRange.upperBound / NMEAFixWriter.metresPerHDOP, 0)
+                    epoch.problem = (number, "HDOP out of range (\(sentence[7]); 0 to \(most))")
                 } else if let problem = values.implausibility {
                     epoch.problem = (number, problem)
                 }

@@ -251,6 +251,19 @@ import Testing
         #expect(summary.issues.map(\.message) == ["speed out of range (-5 knots; 0 to 194384.4 knots)"])
     }
 
+    /// A GGA HDOP out of range is told as written: -1 was told as a
+    /// horizontal accuracy of -5.0 (metres, which the file does not hold).
+    @Test func aGGAHDOPOutOfRangeIsToldAsWritten() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = [
+            nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,010524,,,A"),
+            nmea("GPGGA,120000.000,4851.0000,N,00221.0000,E,1,08,-1,35.0,M,0.0,M,,"),
+        ].joined(separator: "\n") + "\n"
+        let (fixes, summary) = try readAll(try write(text, to: "hdop.nmea", in: dir))
+        #expect(fixes.isEmpty)
+        #expect(summary.issues.map(\.message) == ["HDOP out of range (-1; 0 to 2000000)"])
+    }
+
     /// Swift's Double("0x10") is 16: a hexadecimal speed read as 8.2 m/s,
     /// and text in an optional field was dropped without a word. A value
     /// that is not a decimal number is bad input at its line; an empty
