@@ -365,7 +365,9 @@ public final class AudioFile {
         return String(cString: name)
     }
 
-    /// The major formats this libsndfile build reads, by name.
+    /// The major formats this libsndfile build reads, by name: all but
+    /// header-less RAW, which needs its rate, channels and encoding given
+    /// and which an ``AudioFile`` cannot open.
     public static var supportedFormats: [String] {
         var count: Int32 = 0
         _ = sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR_COUNT), &count, Int32(MemoryLayout<Int32>.size))
@@ -373,7 +375,7 @@ public final class AudioFile {
             var info = SF_FORMAT_INFO()
             info.format = index
             guard sf_command(nil, Int32(SFC_GET_FORMAT_MAJOR), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
-                let name = info.name
+                info.format != Int32(SF_FORMAT_RAW), let name = info.name
             else { return nil }
             let ext = info.extension.map { String(cString: $0) } ?? ""
             return "\(String(cString: name)) (.\(ext))"
