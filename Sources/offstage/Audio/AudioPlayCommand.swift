@@ -67,7 +67,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
             // Where the sound is, from the position read at each event (the
             // first is `started`) and the time since, so a restart after a
             // server reset resumes where the sound stopped. Nothing polls.
-            var tracker = PositionTracker(start: startTime)
+            var tracker = PositionTracker(start: startTime, length: info.duration, looping: loop)
             for await event in backend.events {
                 var lastPosition = tracker.position
                 switch event {
@@ -77,10 +77,6 @@ struct AudioPlayCommand: AsyncParsableCommand {
                     lastPosition = tracker.position
                     row(lastPosition, "\(why); reconnecting")
                 case .mediaServicesReset:
-                    // Reckoned from the clock, the position may run past the end (or, looping, round it).
-                    let length = info.duration.seconds
-                    let reckoned = lastPosition.seconds
-                    lastPosition = .seconds(loop ? reckoned.truncatingRemainder(dividingBy: length) : min(reckoned, length))
                     row(lastPosition, "media services were reset; playing again from \(formatSeconds(lastPosition.seconds)) s")
                     do {
                         // A reset already played (the server died twice quickly) has a player: one at a time.
@@ -156,14 +152,26 @@ struct AudioPlayCommand: AsyncParsableCommand {
 /// underrun's new `started` re-reads it): nothing on a null sink, which
 /// runs on the system clock, and some milliseconds a minute on a sound
 /// card. The poll this replaced re-read it each second.
+/// Reckoned from the clock, the position could run past the file's end
+/// (or, looping, round it): it is kept within the file.
 private struct PositionTracker {
     private var base: Duration
     /// When `base` was read, if the player was playing then.
     private var playingSince: ContinuousClock.Instant?
+    private let length: Duration
+    private let looping: Bool
 
-    init(start: Duration) { base = start }
+    init(start: Duration, length: Duration, looping: Bool) {
+        base = start
+        self.length = length
+        self.looping = looping
+    }
 
-    var position: Duration { base + (playingSince.map { ContinuousClock.now - $0 } ?? .zero) }
+    var position: Duration {
+        let reckoned = base + (playingSince.map { ContinuousClock.now - $0 } ?? .zero)
+        guard reckoned > length, length > .zero else { return reckoned }
+        return looping ? .seconds(reckoned.seconds.truncatingRemainder(dividingBy: length.seconds)) : length
+    }
 
     mutating func update(_ position: Duration, playing: Bool) {
         base = position

@@ -54,6 +54,24 @@ import Testing
         _ = command.finish()
     }
 
+    /// Looping, the position the command reckons when the server goes is
+    /// within the file: it showed 1.5 s of a 1 s clip.
+    @Test func aLoopingPlayerLostIsShownWithinTheFile() throws {
+        let server = try PrivatePulseAudio(exitWhenIdle: .seconds(30))
+        let command = try RunningOffstage(
+            ["audio", "play", audioFixture("ringtone.wav"), "--loop", "--start", "0.5"],
+            environment: ["PULSE_SERVER": server.serverAddress])
+        #expect(command.awaitLine(containing: "started"))
+        // Not a wait for an event: the clip (1 s) plays past its end and round.
+        Thread.sleep(forTimeInterval: 1)
+        server.kill()
+        let lost = try #require(command.line(containing: "reconnecting"))
+        let position = try #require(Double(lost.split(separator: " ")[2]), "\(lost)")
+        #expect(position >= 0 && position < 1, "\(lost)")
+        kill(command.process.processIdentifier, SIGTERM)
+        _ = command.finish()
+    }
+
     @Test func aMissingFileIsOneLineNamingIt() throws {
         let run = try runOffstage(["audio", "play", "/nonexistent/song.ogg"])
         #expect(run.status == 1)
