@@ -1,7 +1,9 @@
+import CLinuxProcess
 import Foundation
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
+import OffstageProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -135,6 +137,67 @@ struct PersistenceTests {
         #expect(events.last?.detail == ["reason": "daemonDied"])
         // Killed for real: the sleep (60 s) exits now.
         #expect(exited.wait(timeout: .now() + 5) == .success)
+        await test.stop()
+    }
+
+    /// A process group an app leads, its leader gone and a process it
+    /// started left: what a SIGKILL of the daemon leaves (the app dies of
+    /// `--pdeathsig`, the processes it started do not). `recordedTicks`
+    /// adjusts the start time recorded for the app. Returns the pid
+    /// recorded and the process left behind.
+    func leaderlessGroup(in directory: String, recordedTicks adjust: Int64 = 0) throws -> (leader: pid_t, left: pid_t) {
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        let output = directory + "/leader.out"
+        // The leader starts a sleep, says its pid and stops itself, to be killed alone.
+        let leader = try spawnProcess(
+            executable: "/bin/sh", arguments: ["-c", "sleep 60 & echo $!; kill -STOP $$"], environment: nil,
+            outputPath: output, ownProcessGroup: true)
+        try #require(AppProcessHost.waitStopped(leader))
+        let ticks = try #require(AppProcessHost.startTicks(of: leader))
+        let left = try #require(pid_t(try String(contentsOfFile: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(kill(leader, SIGKILL) == 0)
+        while waitpid(leader, nil, 0) == -1 && errno == EINTR {}
+        let store = try AppStore(path: directory + "/data/offstage.sqlite")
+        try store.recordProcess("orphan", pid: leader, startTicks: UInt64(Int64(ticks) + adjust))
+        return (leader, left)
+    }
+
+    /// Processes an app started outlive a SIGKILL of the daemon (the app
+    /// dies of `--pdeathsig`; they do not): the next daemon kills the
+    /// group the app led. Only the recorded app pid was looked at, and it
+    /// was gone.
+    @Test func processesADeadAppLeftInItsGroupAreKilledAtStart() async throws {
+        let directory = try temporaryDirectory()
+        let (leader, left) = try leaderlessGroup(in: directory)
+        let exit = offstage_pidfd_open(left)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        defer { kill(left, SIGKILL) }
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        // Killed for real: the sleep (60 s) exits now.
+        #expect(awaitReadable(exit, within: .seconds(5)))
+        let events = try await test.events()
+        #expect(events.suffix(3).map(\.name) == ["daemonStarted", "orphanKilled", "notRunning"])
+        let killed = try #require(events.first { $0.name == "orphanKilled" })
+        #expect(killed.app == "orphan" && killed.detail == ["pid": JSONValue(Int(leader)), "processes": [JSONValue(Int(left))]])
+        #expect(events.last?.detail == ["reason": "daemonDied"])
+        await test.stop()
+    }
+
+    /// A group under the recorded pid whose processes started before the
+    /// recorded app is not the app's (its pid was reused since, and the new
+    /// leader died): it is not signalled.
+    @Test func aGroupOlderThanTheRecordedAppIsNotSignalled() async throws {
+        let directory = try temporaryDirectory()
+        let (_, left) = try leaderlessGroup(in: directory, recordedTicks: 1000)
+        defer { kill(left, SIGKILL) }
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        // The orphans are reaped in the daemon's start, before it returns.
+        #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
+        let events = try await test.events()
+        #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])
         await test.stop()
     }
 

@@ -152,6 +152,24 @@ public struct AppProcessHost: Sendable {
     /// Kills the app and the processes it started (SIGKILL); frozen ones die too.
     public func terminate(_ pid: Int32) { Self.signalGroup(pid, SIGKILL) }
 
+    /// Kills process group `group` (SIGKILL), and nothing else: the
+    /// processes an app started, left in the group it led after the app
+    /// itself died.
+    public func terminateGroup(_ group: Int32) { _ = kill(-group, SIGKILL) }
+
+    /// The processes in process group `group` (`/proc/PID/stat` field 5),
+    /// with their start times in clock ticks since boot, in pid order.
+    public static func processGroup(_ group: Int32) -> [(pid: Int32, startTicks: UInt64)] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { entry -> (pid: Int32, startTicks: UInt64)? in
+            // fields[0] is the state (field 3): the group (field 5) is at index 2, the start time at 19.
+            guard let pid = Int32(entry), let fields = statFields(of: pid), fields.count > 19,
+                Int32(fields[2]) == group, let ticks = UInt64(fields[19])
+            else { return nil }
+            return (pid, ticks)
+        }.sorted { $0.pid < $1.pid }
+    }
+
     /// Signals the group `pid` leads, or `pid` alone if it leads none (a
     /// process recorded by an older daemon).
     private static func signalGroup(_ pid: Int32, _ signal: Int32) {

@@ -134,13 +134,32 @@ public final class Engine {
     /// Processes recorded by a daemon that died are killed, so no frozen
     /// orphan outlives it; every app that was running under it is logged
     /// as `notRunning`, so the timeline does not leave it running.
+    ///
+    /// An app leads its own process group, and the processes it started
+    /// are killed with it. When the app is gone (killed by `--pdeathsig`
+    /// with the daemon) and they are not, the group it led is killed: Linux
+    /// hands out no pid that still names a process group, so a group with
+    /// the app's pid and no leader is what the app left, as long as each of
+    /// its processes started after the app did (one that started before is
+    /// another group's, formed after the pid was reused). A pid that is
+    /// another process's now means the app's group had emptied: nothing is
+    /// signalled.
     func reapOrphans() {
         guard let recorded = try? store.recordedProcesses() else { return }
         for (bundleID, pid, ticks) in recorded {
+            let started = AppProcessHost.startTicks(of: pid)
             // A zombie (dead, its parent gone and nobody reaping it) is not killed again.
-            if AppProcessHost.startTicks(of: pid) == ticks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
+            if started == ticks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
                 host.terminate(pid)
                 record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
+            } else if started == nil || started == ticks {
+                let left = AppProcessHost.processGroup(pid).filter { $0.pid != pid }
+                if !left.isEmpty, left.allSatisfy({ $0.startTicks >= ticks }) {
+                    host.terminateGroup(pid)
+                    record(LogEntry(
+                        kind: .system, app: bundleID, name: "orphanKilled",
+                        detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0.pid)) })]))
+                }
             }
             // `from` as every other state event has it: the dead daemon's last
             // state of the app, as its log (read back) says, when it does.
