@@ -6,10 +6,18 @@
 // expanded in their turn.
 
 extension Springboard {
-    func validate(_ input: Input) throws {
-        func requireApp(_ id: String) throws -> AppRecord {
+    /// Throws when the input does not apply: to the current state
+    /// (`againstState`), or at all (an app not installed, a wake with the
+    /// system's own callback).
+    func validate(_ input: Input, againstState: Bool) throws(LifecycleError) {
+        func requireApp(_ id: String) throws(LifecycleError) -> AppRecord {
             guard let record = apps[id] else { throw unknownApp(id) }
             return record
+        }
+        if !againstState {
+            if let id = input.app { _ = try requireApp(id) }
+            if case .wake(_, let callback, _) = input { try Self.requireServiceCallback(callback) }
+            return
         }
         let locked = overlays.contains(.lock)
         switch input {
@@ -43,17 +51,22 @@ extension Springboard {
         case .memoryWarning, .memoryPressure, .deviceChange:
             break
         case .wake(let id, let callback, _):
-            // A service's callback: the lifecycle's own, delivered by a wake,
-            // gave an active app `applicationWillTerminate:` and left it active.
-            if CallbackName(rawValue: callback) != nil || SystemNotificationName(rawValue: callback) != nil {
-                throw LifecycleError(
-                    .invalidCallback,
-                    "\(callback) is the system's own callback; wake delivers a service's, such as "
-                        + "application:performFetchWithCompletionHandler:")
-            }
+            try Self.requireServiceCallback(callback)
             if !(try requireApp(id)).hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .launchInBackground(let id, _):
             if (try requireApp(id)).hasProcess { throw LifecycleError(.invalidState, "\(id) is already running") }
+        }
+    }
+
+    /// A wake delivers a service's callback: the lifecycle's own, delivered
+    /// by a wake, gave an active app `applicationWillTerminate:` and left
+    /// it active.
+    static func requireServiceCallback(_ callback: String) throws(LifecycleError) {
+        if CallbackName(rawValue: callback) != nil || SystemNotificationName(rawValue: callback) != nil {
+            throw LifecycleError(
+                .invalidCallback,
+                "\(callback) is the system's own callback; wake delivers a service's, such as "
+                    + "application:performFetchWithCompletionHandler:")
         }
     }
 
@@ -175,9 +188,7 @@ extension Springboard {
             return steps
 
         case .wake(let id, let callback, let detail):
-            guard let record = apps[id], record.hasProcess else {
-                return [.log(LogEntry(kind: .error, app: id, name: "wakeFailed", detail: ["reason": "not running"]))]
-            }
+            guard let record = apps[id], record.hasProcess else { return [] }  // checked just before
             var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "wake", detail: ["callback": .string(callback)]))]
             if record.state == .suspended {
                 steps += [
@@ -191,11 +202,7 @@ extension Springboard {
             return steps
 
         case .launchInBackground(let id, let options):
-            guard let record = apps[id], !record.hasProcess else {
-                return [
-                    .log(LogEntry(kind: .error, app: id, name: "launchFailed", detail: ["reason": "already running"]))
-                ]
-            }
+            guard let record = apps[id], !record.hasProcess else { return [] }  // checked just before
             return launchSteps(id, background: true, options: options)
         }
     }

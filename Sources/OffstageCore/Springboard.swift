@@ -25,7 +25,7 @@ import DequeModule
 /// ```
 public struct Springboard: Sendable {
     /// A user, device or service action.
-    public enum Input: Equatable, Sendable {
+    public enum Input: Equatable, Sendable, CustomStringConvertible {
         /// Tap the app's icon (or open it from the switcher).
         case launch(String)
         case home
@@ -55,6 +55,37 @@ public struct Springboard: Sendable {
             default: nil
             }
         }
+
+        /// The input in the CLI's words (`lock`, `switcher kill ID`), for the log.
+        public var description: String {
+            switch self {
+            case .launch(let app): "launch \(app)"
+            case .home: "home"
+            case .lock: "lock"
+            case .unlock: "unlock"
+            case .switcherShow: "switcher show"
+            case .switcherHide: "switcher hide"
+            case .switcherKill(let app): "switcher kill \(app)"
+            case .alertShow: "alert show"
+            case .alertDismiss: "alert dismiss"
+            case .alertReply: "alert reply"
+            case .memoryWarning: "memory warning"
+            case .memoryPressure: "memory pressure"
+            case .deviceChange(let name, _): "device \(name.rawValue)"
+            case .wake(let app, let callback, _): "wake \(app) \(callback)"
+            case .launchInBackground(let app, _): "launch-background \(app)"
+            }
+        }
+    }
+
+    /// What became of a submitted input (``lastInput``).
+    public enum InputOutcome: Equatable, Sendable {
+        /// Queued behind work the system waits for (a hung app's callback).
+        case queued
+        /// It ran (or was refused when submitted, and never queued).
+        case done
+        /// It was refused when it reached the head of the queue.
+        case refused(LifecycleError)
     }
 
     enum Overlay: Hashable, Sendable {
@@ -64,7 +95,8 @@ public struct Springboard: Sendable {
     }
 
     enum Step: Sendable {
-        case input(Input)
+        /// A submitted input and its ticket (``lastInput``).
+        case input(Input, ticket: Int)
         case spawn(app: String, background: Bool)
         /// Deliver a callback; `state` overrides the state the app is told (nil: its current state).
         case callback(app: String, name: String, state: AppState?, detail: JSONValue)
@@ -130,6 +162,10 @@ public struct Springboard: Sendable {
     /// same value again changes nothing, and UIKit posts nothing for it.
     var deviceValues: [SystemNotificationName: JSONValue] = [:]
     var work = Deque<Step>()
+    /// The ticket of the input submitted last, to ask ``outcome(ofInput:)`` about.
+    public private(set) var lastInput = 0
+    /// Queued inputs refused when they ran, by ticket, until forgotten.
+    var refusedInputs: [Int: LifecycleError] = [:]
     var inFlight: InFlight?
     var timers = Scheduler<TimerEvent>()
     var nextCallbackID = 1
@@ -232,7 +268,7 @@ public struct Springboard: Sendable {
     /// the foreground and queued its spawn).
     func hasQueuedWork(naming bundleID: String) -> Bool {
         foregroundApp == bundleID || work.contains {
-            if case .input(let input) = $0 { return input.app == bundleID }
+            if case .input(let input, _) = $0 { return input.app == bundleID }
             return $0.app == bundleID
         }
     }
@@ -241,7 +277,7 @@ public struct Springboard: Sendable {
     public func isLaunchPending(_ bundleID: String) -> Bool {
         if case .launching(let app, _, _) = inFlight, app == bundleID { return true }
         return work.contains {
-            if case .input(.launch(let app)) = $0 { return app == bundleID }
+            if case .input(.launch(let app), _) = $0 { return app == bundleID }
             if case .spawn(let app, _) = $0 { return app == bundleID }
             return false
         }
@@ -251,16 +287,40 @@ public struct Springboard: Sendable {
 
     /// Submits a user, device or service action.
     ///
-    /// The action is checked against the current state (so a bad command gets
-    /// an error at once) and queued; it takes effect when it reaches the head
-    /// of the work queue.
-    /// - Throws: ``LifecycleError`` when the action does not apply now.
-    public mutating func submit(_ input: Input, at time: ClockTime) throws -> [SystemAction] {
+    /// The action is queued and takes effect when it reaches the head of
+    /// the work queue: at once when the system waits for nothing, where a
+    /// bad action is refused (thrown) before it is queued. Behind work the
+    /// system waits for (a hung app's callback), it is checked when it
+    /// reaches the head, against the state the inputs before it left: two
+    /// `lock`s behind a hung app both went through, checked before the
+    /// first had locked anything. One refused then is logged (an `error`
+    /// event `refused`) and its ticket (``lastInput``) says so
+    /// (``outcome(ofInput:)``).
+    /// - Throws: ``LifecycleError`` when the action does not apply now, or
+    ///   names an app that is not installed.
+    public mutating func submit(_ input: Input, at time: ClockTime) throws(LifecycleError) -> [SystemAction] {
         advanceNow(time)
-        try validate(input)
-        work.append(.input(input))
+        try validate(input, againstState: isIdle)
+        lastInput += 1
+        work.append(.input(input, ticket: lastInput))
         return run()
     }
+
+    /// What became of the input with this ticket.
+    public func outcome(ofInput ticket: Int) -> InputOutcome {
+        if let refusal = refusedInputs[ticket] { return .refused(refusal) }
+        let queued = work.contains {
+            if case .input(_, let queued) = $0 { return queued == ticket }
+            return false
+        }
+        return queued ? .queued : .done
+    }
+
+    /// Forgets a refusal once it has been reported.
+    public mutating func forgetInput(_ ticket: Int) { refusedInputs[ticket] = nil }
+
+    /// Refusals kept for ``outcome(ofInput:)`` that nobody asked about.
+    static let refusalsKept = 1000
 
     /// The app's process said `hello` with a valid token for launch `launch`.
     public mutating func appConnected(_ bundleID: String, launch: Int, at time: ClockTime) -> [SystemAction] {

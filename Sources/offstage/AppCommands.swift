@@ -95,10 +95,8 @@ extension SimpleCommand {
 
     /// Prints the foreground app and every running app's state, and those
     /// in `runningBefore` that are no longer running (killed, crashed or
-    /// exited meanwhile) as `notRunning`, after a warning if the command is
-    /// still waiting (a launch queued behind an app that has not answered).
+    /// exited meanwhile) as `notRunning`.
     func printStatus(after result: JSONValue, runningBefore: Set<String>) throws {
-        if let pending = result["pending"]?.stringValue { printError("offstage: warning: \(pending)") }
         let status = try client.send(["command": "status"])
         let foreground = foregroundName(status)
         let apps = (status["apps"]?.arrayValue ?? []).filter { app in

@@ -107,6 +107,10 @@ struct ClientOptions: ParsableArguments {
                 FileHandle.standardError.write(Data("offstage: warning: \(event.humanLine.trimmingCharacters(in: .whitespaces))\n".utf8))
             }
         }
+        // Still waiting: queued behind an app that has not answered.
+        if let pending = result["pending"]?.stringValue {
+            FileHandle.standardError.write(Data("offstage: warning: \(pending)\n".utf8))
+        }
         return result
     }
 }

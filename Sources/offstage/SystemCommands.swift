@@ -66,7 +66,8 @@ struct MemoryCommand: SimpleCommand {
     func run() throws {
         let running = try runningApps()
         let result = try client.send(request)
-        if let pressure = result["memoryPressure"] {
+        // Queued behind an app that has not answered, it has done nothing yet (the warning says so).
+        if let pressure = result["memoryPressure"], pressure != .null {
             let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
             let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
             // Only a target of nothing kills no suspended app.

@@ -384,6 +384,58 @@ struct PolicyTests {
         #expect(device.state(lab) == .active)
     }
 
+    /// Inputs queued behind a hung app are checked when they run, against
+    /// the state the inputs before them left: two `lock`s both went through
+    /// (checked when issued, the first not yet done), and a `launch` after
+    /// them launched the app on the locked device.
+    @Test func inputsQueuedBehindAHungAppAreCheckedWhenTheyRun() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        device.hangs[other] = [CB.didEnterBackground]
+        try device.submit(.launch(other))
+        try device.submit(.home)
+        #expect(device.board.waitingFor == other)
+        try device.submit(.lock)
+        try device.submit(.lock)
+        let secondLock = device.board.lastInput
+        try device.submit(.launch(lab))
+        let launch = device.board.lastInput
+        #expect(device.board.outcome(ofInput: launch) == .queued)
+        device.clear()
+        device.advance(by: 10)  // the watchdog ends the hung app; the queue runs
+        #expect(device.board.outcome(ofInput: secondLock - 1) == .done)
+        #expect(device.board.outcome(ofInput: secondLock) == .refused(LifecycleError(.invalidState, "the device is already locked")))
+        #expect(device.board.outcome(ofInput: launch) == .refused(LifecycleError(.deviceLocked, "the device is locked; unlock it first")))
+        device.board.forgetInput(launch)
+        #expect(device.board.outcome(ofInput: launch) == .done)
+        #expect(device.log.filter { $0.kind == .system }.map(\.name) == ["lock"])
+        let refused = device.log.filter { $0.kind == .error && $0.name == "refused" }
+        #expect(refused.map(\.app) == [nil, lab])
+        #expect(refused.map(\.detail) == [
+            ["input": "lock", "reason": "the device is already locked"],
+            ["input": .string("launch \(lab)"), "reason": "the device is locked; unlock it first"],
+        ])
+        #expect(device.state(lab) == .notRunning && device.board.foregroundApp == nil)
+        #expect(device.board.overlaysShown.locked)
+    }
+
+    /// An input that needs one queued before it to have run (an unlock
+    /// after a queued lock, a switcher kill of an app whose launch is
+    /// queued) is taken: it was refused when issued.
+    @Test func anInputThatNeedsAQueuedOneIsTakenWhenItRuns() throws {
+        var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])
+        device.hangs[other] = [CB.didEnterBackground]
+        try device.submit(.launch(other))
+        try device.submit(.home)
+        try device.submit(.launch(lab))
+        try device.submit(.switcherKill(lab))
+        try device.submit(.lock)
+        try device.submit(.unlock)
+        device.advance(by: 10)
+        #expect(!device.log.contains { $0.kind == .error && $0.name == "refused" })
+        #expect(device.killed == [other, lab])
+        #expect(!device.board.overlaysShown.locked)
+    }
+
     /// StateLab launched, then Other in front of it; the log cleared.
     func labThenOtherLaunched() throws -> DeviceHarness {
         var device = DeviceHarness(apps: [AppDescriptor(bundleID: lab), AppDescriptor(bundleID: other)])

@@ -180,6 +180,40 @@ struct CLITests {
         await test.stop()
     }
 
+    /// Commands queued behind a hung app are checked when they run: a
+    /// second `lock` was taken (the first had not locked yet), and a
+    /// `launch` after them launched the app on the locked device. Each says
+    /// it is queued; the refusals come as warnings of the command that ran
+    /// them (here the clock's advance past the hung app's watchdog).
+    @Test func commandsQueuedBehindAHungAppAreCheckedWhenTheyRun() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        try await test.ok(["command": "home"])  // BlockingApp hangs in applicationDidEnterBackground:
+        for _ in 0..<2 {
+            let result = try offstage(["lock"] + socket)
+            #expect(result.status == 0)
+            #expect(result.stderr == "offstage: warning: lock is queued behind \(blocking), which has not answered; it is checked when it runs\n")
+        }
+        var result = try offstage(["launch", stateLab] + socket)
+        #expect(result.stderr == "offstage: warning: \(stateLab) is still launching behind \(blocking), which has not answered\n")
+        result = try offstage(["clock", "advance", "6s"] + socket)
+        #expect(result.status == 0)
+        let refusals = result.stderr.split(separator: "\n").filter { $0.contains("refused") }
+        #expect(refusals == [
+            #"offstage: warning: 5      system  ERROR refused  {"input":"lock","reason":"the device is already locked"}"#,
+            #"offstage: warning: 5      StateLab  ERROR refused  {"input":"launch com.offstage.samples.StateLab","reason":"the device is locked; unlock it first"}"#,
+        ])
+        let status = try await test.ok(["command": "status"])
+        #expect(status["locked"] == true && status["foreground"] == .null)
+        #expect(status["apps"]?.arrayValue?.first { $0["bundleID"] == .string(stateLab) }?["state"] == "notRunning")
+        await test.stop()
+    }
+
     @Test func anInterruptedRunStopsItsApps() throws {
         let scratch = try temporaryDirectory()
         let file = scratch + "/hang.yaml"

@@ -144,6 +144,55 @@ struct ScenarioTests {
         }
     }
 
+    /// Steps queued behind a hung app are judged when they run: the
+    /// second lock is refused and the launch on the locked device too (both
+    /// went through, judged when issued), and the unlock after the queued
+    /// lock is taken (it was refused: the device was not locked yet).
+    @Test func stepsQueuedBehindAHungAppAreJudgedWhenTheyRun() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("StateLab"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - at: 1s
+                do: home
+              - do: lock
+              - do: lock
+                expectFailure: true
+              - do: launch \(stateLab)
+                expectFailure: true
+              - do: unlock
+              - do: launch \(stateLab)
+            end: 10s
+            expect:
+              com.offstage.tests.BlockingApp: {finalState: notRunning}
+              \(stateLab): {finalState: active}
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [])
+        let refused = outcome.timeline.filter { $0.name == "refused" }.map { [formatSeconds($0.time), $0.detail["input"]?.stringValue] }
+        #expect(refused == [["6", "lock"], ["6", "launch \(stateLab)"]])
+    }
+
+    /// A step still queued behind a hung app when the run ends never took
+    /// effect: it fails, saying so (it counted as done).
+    @Test func aStepStillQueuedWhenTheRunEndsFails() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - at: 1s
+                do: home
+              - do: lock
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [
+            "q.yaml:7: lock never ran: it was still queued behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
+        ])
+        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    }
+
     /// Preferences changed in Settings: NSUserDefaultsDidChangeNotification,
     /// which the spec lists among the system changes, could not be made.
     /// The running app gets it now; a suspended one, once, when it returns.

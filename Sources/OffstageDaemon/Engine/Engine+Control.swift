@@ -13,6 +13,12 @@ public enum ControlReply: Sendable {
         case .failure(let message): return ["ok": false, "error": .string(message)]
         }
     }
+
+    /// The refusal's message; nil for a result.
+    public var failureMessage: String? {
+        if case .failure(let message) = self { return message }
+        return nil
+    }
 }
 
 extension Engine {
@@ -43,6 +49,7 @@ extension Engine {
             let engine = bound.value
             let before = engine.log.lastSeq
             let outcome: EventLoopFuture<ControlReply>
+            engine.submittedInput = nil
             do {
                 outcome = try engine.execute(request)
             } catch let error as LifecycleError {
@@ -52,25 +59,46 @@ extension Engine {
             } catch {
                 return engine.eventLoop.makeSucceededFuture(.failure("\(error)"))
             }
+            let submitted = engine.submittedInput
             return outcome.flatMap { reply in
                 bound.value.whenSettled().map {
-                    bound.value.annotate(reply, request: request, since: before)
+                    bound.value.annotate(reply, request: request, since: before, submitted: submitted)
                 }
             }
         }
     }
 
-    /// Adds the errors logged since `seq`; a launch whose app did not come up fails.
-    func annotate(_ reply: ControlReply, request: JSONValue, since seq: Int) -> ControlReply {
+    /// Adds the errors logged since `seq`; a launch whose app did not come
+    /// up fails. The command's input (`submitted`) refused when it reached
+    /// the head of the queue fails as it would have at once; one still
+    /// queued behind an app that has not answered (in virtual time, past
+    /// the hang grace) is `pending`, with its ticket in `queued`.
+    func annotate(
+        _ reply: ControlReply, request: JSONValue, since seq: Int, submitted: (ticket: Int, input: Springboard.Input)? = nil
+    ) -> ControlReply {
         log.flush()
         guard case .ok(var result) = reply else { return reply }
+        var queued: Int?
+        if let submitted {
+            switch board.outcome(ofInput: submitted.ticket) {
+            case .refused(let error):
+                board.forgetInput(submitted.ticket)
+                return .failure(error.message)
+            case .queued:
+                queued = submitted.ticket
+            case .done:
+                break
+            }
+        }
         let errors = log.events(after: seq).filter { $0.kind == .error }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {
             if board.isLaunchPending(app) {
                 let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
-                return .ok(["pending": .string("\(app) is still launching\(blocker)")])
+                var pending: [String: JSONValue] = ["pending": .string("\(app) is still launching\(blocker)")]
+                if let queued { pending["queued"] = JSONValue(queued) }
+                return .ok(.object(pending))
             }
             // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
             let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
@@ -79,8 +107,13 @@ extension Engine {
             let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
         }
-        if !errors.isEmpty, case .object(var members) = result {
-            members["errors"] = .array(errors.map(\.json))
+        if case .object(var members) = result {
+            if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }
+            if let queued, let submitted {
+                let blocker = board.waitingFor.map { " behind \($0), which has not answered" } ?? ""
+                members["pending"] = .string("\(submitted.input) is queued\(blocker); it is checked when it runs")
+                members["queued"] = JSONValue(queued)
+            }
             result = .object(members)
         }
         return .ok(result)
@@ -119,6 +152,7 @@ extension Engine {
         }
         func submit(_ input: Springboard.Input) throws -> EventLoopFuture<ControlReply> {
             perform(try board.submit(input, at: now))
+            submittedInput = (board.lastInput, input)
             return eventLoop.makeSucceededFuture(.ok(.emptyObject))
         }
         func succeed(_ result: JSONValue) -> EventLoopFuture<ControlReply> {
@@ -175,7 +209,9 @@ extension Engine {
                 }
                 // What it did (killed, freed) is the reply, for the CLI to say.
                 let before = log.lastSeq
-                perform(try board.submit(.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident), at: now))
+                let input = Springboard.Input.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident)
+                perform(try board.submit(input, at: now))
+                submittedInput = (board.lastInput, input)
                 let pressure = log.events(after: before).last { $0.kind == .system && $0.name == "memoryPressure" }
                 return succeed(["memoryPressure": pressure?.detail ?? .null])
             default: throw DaemonError(.badRequest, "memory needs warning or pressure")

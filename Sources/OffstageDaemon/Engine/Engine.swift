@@ -50,6 +50,9 @@ public final class Engine {
     /// The size of each app's log when its last process was spawned: what
     /// it wrote since is that launch's (the log is appended to).
     var logStarts: [String: Int] = [:]
+    /// The input the control command being run submitted to the core: its
+    /// ticket, to tell whether it ran, is queued or was refused.
+    var submittedInput: (ticket: Int, input: Springboard.Input)?
     /// A store write failed and none has succeeded since (see ``storeWrite(_:)``).
     var storeFailing = false
     var tokens: [String: (bundleID: String, launch: Int)] = [:]

@@ -87,7 +87,10 @@ public struct ScenarioRunner {
             try checkAppNames(installed: Set(installed))
             onReady?()
             let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
-            for step in scenario.steps {
+            // Step failures, by step; steps queued behind a hung app are judged once they have run.
+            var stepFailures: [Int: String] = [:]
+            var queued: [(step: Int, ticket: Int)] = []
+            for (index, step) in scenario.steps.enumerated() {
                 onStep?(step)
                 let now = try await daemon.engine.submit { $0.now }.get()
                 let wait = step.at - (now - .zero)
@@ -97,14 +100,11 @@ public struct ScenarioRunner {
                 // An advance step only moves the clock, which the wait above did.
                 if step.action.first == "advance" { continue }
                 let reply = try await daemon.control(Self.request(for: step.action))
-                switch (reply, step.expectFailure) {
-                case (.failure(let message), false):
-                    failures.append("\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) failed: \(message)")
-                case (.ok, true):
-                    failures.append("\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) was expected to fail")
-                default:
-                    break
+                if case .ok(let result) = reply, let ticket = result["queued"]?.intValue {
+                    queued.append((index, ticket))
+                    continue
                 }
+                stepFailures[index] = judge(step, refusal: reply.failureMessage)
             }
             if let end = scenario.end {
                 let now = try await daemon.engine.submit { $0.now }.get()
@@ -113,6 +113,23 @@ public struct ScenarioRunner {
                     try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
+            for (index, ticket) in queued {
+                let (outcome, blocker) = try await daemon.engine.submit { engine in
+                    defer { engine.board.forgetInput(ticket) }
+                    return (engine.board.outcome(ofInput: ticket), engine.board.waitingFor)
+                }.get()
+                let step = scenario.steps[index]
+                switch outcome {
+                case .refused(let error): stepFailures[index] = judge(step, refusal: error.message)
+                case .done: stepFailures[index] = judge(step, refusal: nil)
+                case .queued:
+                    // It never took effect, nor was refused: neither outcome can be checked.
+                    let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
+                    stepFailures[index] =
+                        "\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) never ran: it was still queued\(behind) when the run ended (give the run an end past that app's watchdog)"
+                }
+            }
+            failures += stepFailures.sorted { $0.key < $1.key }.map(\.value)
             let (events, states) = try await daemon.engine.submit { engine in
                 (
                     engine.log.events(after: start),
@@ -134,6 +151,18 @@ public struct ScenarioRunner {
         }
         owned.keep()
         return Outcome(timeline: timeline, failures: failures, dataDirectory: directory + "/data")
+    }
+
+    /// A step's failure line, given the refusal it met (nil: it was taken), or nil.
+    func judge(_ step: Scenario.Step, refusal: String?) -> String? {
+        switch (refusal, step.expectFailure) {
+        case (let message?, false):
+            return "\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) failed: \(message)"
+        case (nil, true):
+            return "\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) was expected to fail"
+        default:
+            return nil
+        }
     }
 
     /// Moves the private daemon's clock on; a refusal (past the clock's
