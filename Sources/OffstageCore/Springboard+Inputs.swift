@@ -299,10 +299,15 @@ extension Springboard {
         return steps
     }
 
-    /// A background or suspended app returns to the foreground.
+    /// A background or suspended app returns to the foreground. UIKit calls
+    /// `applicationWillEnterForeground:` in the background state, so a
+    /// suspended app is thawed into it first: it runs, may begin background
+    /// tasks (with a budget from the thaw, as after a wake), and its
+    /// remaining time is not 0.
     func foregroundSteps(_ id: String) -> [Step] {
-        var steps: [Step] = [
-            .thaw(app: id),
+        var steps: [Step] = [.thaw(app: id)]
+        if apps[id]?.state == .suspended { steps.append(.setState(app: id, .background)) }
+        steps += [
             .callback(app: id, name: CallbackName.willEnterForeground.rawValue, state: .background, detail: .emptyObject),
             .setState(app: id, .inactive),
             .deliverQueued(app: id),

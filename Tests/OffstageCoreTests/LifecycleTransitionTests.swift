@@ -37,6 +37,33 @@ struct LifecycleTransitionTests {
         #expect(device.frozen.isEmpty)
     }
 
+    /// UIKit calls `applicationWillEnterForeground:` in the background
+    /// state: an app resuming from suspended is thawed into it, so a task
+    /// it begins there is granted, with a budget counted from the thaw
+    /// (it was refused as not running, and the time remaining was 0).
+    @Test func anAppResumingFromSuspendedRunsWillEnterForegroundInTheBackground() throws {
+        var device = try launched()
+        try device.submit(.home)
+        device.advance(by: 600)  // suspended longer than any budget
+        device.clear()
+        var during: (state: AppState?, task: Int?, remaining: Double)?
+        device.onCallback = { device, app, message in
+            guard message.name == CB.willEnterForeground else { return }
+            let begun = try? device.board.beginBackgroundTask(app, at: device.time)
+            during = (device.state(app), begun?.task, device.board.backgroundTimeRemaining(app))
+        }
+        try device.submit(.launch(lab))
+        #expect(during?.state == .background)
+        #expect(during?.task == 1)
+        #expect(during?.remaining == 180)
+        #expect(device.names(lab) == [CB.willEnterForeground, CB.didBecomeActive])
+        let states = device.log.filter { $0.kind == .state }.map { [$0.name, $0.detail["from"]?.stringValue] }
+        #expect(states == [["background", "suspended"], ["inactive", "background"], ["active", "inactive"]])
+        // The task stays open in the foreground, with no deadline.
+        #expect(device.state(lab) == .active && device.board.openTasks(of: lab) == [1])
+        #expect(device.board.backgroundTimeRemaining(lab) == .infinity)
+    }
+
     @Test func switcherKillOfSuspendedAppIsSilent() throws {
         var device = try launched()
         try device.submit(.home)
