@@ -105,7 +105,7 @@ struct RunCommand: AsyncParsableCommand {
                     : data == nil ? "it cannot be read" : "it is not UTF-8 text"
                 fail("cannot read golden file \(check): \(reason)")
             }
-            expected = text
+            expected = Scenario.withoutByteOrderMark(text)
         }
         if let record, let problem = Self.writeProblem(record) { fail("cannot write \(record): \(problem)") }
         let loaded: Scenario

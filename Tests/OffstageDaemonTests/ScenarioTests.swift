@@ -340,6 +340,22 @@ struct ScenarioTests {
         }
     }
 
+    /// A file that starts with a byte order mark (an editor on Windows
+    /// writes one; YAML allows it) reads as without: it was "not valid YAML:
+    /// did not find expected <document start>" at line 2. Lines keep their
+    /// numbers.
+    @Test func aByteOrderMarkAtTheStartIsRead() throws {
+        let file = try temporaryDirectory() + "/bom.yaml"
+        try Data([0xEF, 0xBB, 0xBF] + Array("apps: [a]\nsteps:\n  - do: home\n".utf8)).write(to: URL(fileURLWithPath: file))
+        let scenario = try Scenario.load(path: file)
+        #expect(scenario.steps.map(\.action) == [["home"]] && scenario.appLines == [1])
+        #expect {
+            _ = try Scenario.parse("\u{FEFF}apps: [a]\nname: a\u{1}b\n", file: "bad.yaml")
+        } throws: { error in
+            "\(error)" == "bad.yaml:2: not valid YAML: control characters are not allowed (U+0001)"
+        }
+    }
+
     /// `steps:` with nothing after it is no steps, as no `steps` key is; it
     /// was "expected a list".
     @Test func stepsWithNoValueAreNoSteps() throws {
