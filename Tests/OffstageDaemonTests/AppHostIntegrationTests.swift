@@ -105,6 +105,22 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// An app that never says hello is named by a sentence, as other
+    /// causes are: it was `launchTimeout {"code":"0x8badf00d","limit":20}`.
+    @Test func aLaunchThatNeverSaysHelloSaysSo() async throws {
+        var policy = LifecyclePolicy.default
+        policy.launchLimit = .milliseconds(300)
+        let test = try await TestDaemon.start(policy: policy)
+        defer { Task { await test.stop() } }
+        let app = try scriptApp("com.example.Silent", in: test.directory, script: "#!/bin/sh\necho waiting\nexec sleep 60\n")
+        try await test.ok(["command": "install", "path": .string(app)])
+        let message = try await test.refused(["command": "launch", "app": "com.example.Silent"])
+        #expect(
+            message == "com.example.Silent did not launch: it never said hello, and the watchdog killed it after 0.3 s (0x8badf00d); "
+                + "its log: \(test.directory)/data/logs/com.example.Silent.log, which ends: waiting")
+        await test.stop()
+    }
+
     @Test func blockingAppIsKilledByTheWatchdogInRealTime() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -57,13 +57,14 @@ struct TestDaemon {
     let daemon: RunningDaemon
     let directory: String
 
-    static func start(clock: ClockMode = .real, directory: String? = nil, hangGrace: TimeAmount = .milliseconds(300))
-        async throws -> TestDaemon
-    {
+    static func start(
+        clock: ClockMode = .real, directory: String? = nil, hangGrace: TimeAmount = .milliseconds(300),
+        policy: LifecyclePolicy = .default
+    ) async throws -> TestDaemon {
         let directory = try directory ?? temporaryDirectory()
         let configuration = DaemonConfiguration(
             dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
-            appSocket: directory + "/apps.sock", clock: clock, hangGrace: hangGrace,
+            appSocket: directory + "/apps.sock", clock: clock, policy: policy, hangGrace: hangGrace,
             executableSearchPaths: [Paths.products])
         let daemon = try await RunningDaemon.start(configuration)
         return TestDaemon(daemon: daemon, directory: directory)

@@ -130,6 +130,9 @@ extension Engine {
         case "watchdogTimeout":
             return "the watchdog killed it after \(event.detail["limit"]?.doubleValue.map(formatSeconds) ?? "?") s in "
                 + (event.detail["callback"]?.stringValue ?? "a callback") + " (0x8badf00d)"
+        case "launchTimeout":
+            return "it never said hello, and the watchdog killed it after "
+                + (event.detail["limit"]?.doubleValue.map(formatSeconds) ?? "?") + " s (0x8badf00d)"
         case "launchFailed":
             return event.detail["reason"]?.stringValue ?? "it could not be started"
         case "protocolViolation":
