@@ -65,7 +65,9 @@ struct EventsCommand: ParsableCommand {
         // (JSON lines carry whole ids: no need to ask.)
         let installed = json ? [] : client.lookUp(["command": "apps"])?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
-        for event in events { show(event, &naming) }
+        // One time column for the lines printed; a follower's widens when it must.
+        var width = Event.timeWidth(for: json ? [] : events.compactMap { try? Event(json: $0) })
+        for event in events { show(event, &naming, &width) }
         guard follow else { return }
         // The daemon follows a bundle id nobody knows yet (an app installed
         // later), and says so: a typo would look like "no events yet".
@@ -78,7 +80,7 @@ struct EventsCommand: ParsableCommand {
             socket.deadline = nil
             while let line = try socket.receive() {
                 if let event = line["event"] {
-                    show(event, &naming)
+                    show(event, &naming, &width)
                     // Sticky: a store or log failure may still be logged after it.
                     stoppedCleanly = stoppedCleanly || event["name"]?.stringValue == "daemonStopped"
                 }
@@ -90,12 +92,13 @@ struct EventsCommand: ParsableCommand {
         if !stoppedCleanly { fail("the daemon closed the connection (it died or was killed)") }
     }
 
-    func show(_ json: JSONValue, _ naming: inout AppNaming) {
+    func show(_ json: JSONValue, _ naming: inout AppNaming, _ width: inout Int) {
         if self.json {
             printJSON(json)
         } else if let event = try? Event(json: json) {
             if let app = event.app { naming.insert(app) }
-            printLine(event.humanLine(naming: naming))
+            width = max(width, Event.timeWidth(for: [event]))
+            printLine(event.humanLine(naming: naming, timeWidth: width))
         }
     }
 }

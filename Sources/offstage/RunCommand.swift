@@ -165,10 +165,11 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         let naming = AppNaming(bundleIDs: outcome.timeline.compactMap(\.app))
+        let width = Event.timeWidth(for: outcome.timeline)
         if !quiet {
-            for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine(naming: naming)) }
+            for event in outcome.timeline { printLine(json ? event.json.jsonText : event.humanLine(naming: naming, timeWidth: width)) }
         }
-        let golden = outcome.timeline.map { $0.humanLine(naming: naming) }.joined(separator: "\n") + "\n"
+        let golden = outcome.timeline.map { $0.humanLine(naming: naming, timeWidth: width) }.joined(separator: "\n") + "\n"
         var failed = !outcome.failures.isEmpty
         for failure in outcome.failures { FileHandle.standardError.write(Data("FAIL \(failure)\n".utf8)) }
         if let record {

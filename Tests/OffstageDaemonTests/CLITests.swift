@@ -647,6 +647,42 @@ struct CLITests {
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 
+    /// The column after the time, where each line names its app: the same
+    /// on every line once times reach 7 digits (11.6 days) too.
+    func appColumns(_ timeline: String) -> Set<Int> {
+        Set(timeline.split(separator: "\n").map { line in
+            let time = line.drop { $0 == " " }.prefix { $0 != " " }
+            return line.distance(from: line.startIndex, to: line[time.endIndex...].drop { $0 == " " }.startIndex)
+        })
+    }
+
+    /// Scenarios may run to 36,500 days: times of 7 digits and more shifted
+    /// the app column of their lines (`    26      StateLab` above
+    /// `8640000      StateLab`), in `run` and in `events`.
+    @Test func theTimeColumnStaysAlignedPastSixDigits() async throws {
+        let file = try temporaryDirectory() + "/long.yaml"
+        try """
+            apps: [\(Paths.sample("StateLab"))]
+            steps:
+              - do: launch \(stateLab)
+              - at: 100d
+                do: home
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try offstage(["run", file, "--quiet", "--record", "/dev/stdout"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("8640000") && appColumns(run.stdout).count == 1, "\(run.stdout)")
+
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        _ = try await test.launchStateLab()
+        try await test.ok(["command": "clock", "action": "advance", "seconds": 3_153_600_000])
+        try await test.ok(["command": "home"])
+        let events = try offstage(["events"] + socket)
+        #expect(events.stdout.contains("3153600000") && appColumns(events.stdout).count == 1, "\(events.stdout)")
+        await test.stop()
+    }
+
     @Test func runRecordsAndChecksAGoldenTimeline() throws {
         let golden = try temporaryDirectory() + "/golden.txt"
         let scenario = Paths.sample("scenarios/statelab-sms-reply.yaml")

@@ -60,14 +60,26 @@ public struct Event: Equatable, Sendable {
             detail: json["detail"] ?? .emptyObject)
     }
 
+    /// The width of the time's whole seconds that lines all of `events`
+    /// up: 6, or the widest past 999,999 s (11.6 days; a scenario may run
+    /// 36,500 days), whose lines shifted the app column.
+    public static func timeWidth(for events: some Sequence<Event>) -> Int {
+        events.reduce(6) { width, event in
+            let text = formatSeconds(event.time)
+            return max(width, text.distance(from: text.startIndex, to: text.firstIndex(of: ".") ?? text.endIndex))
+        }
+    }
+
     /// The event as a console line, in the spirit of the seeds' State Lab logs:
     /// `    10      StateLab  applicationDidEnterBackground:` (and
     /// `    26.84   …` for a time with a fraction).
     public var humanLine: String { humanLine(naming: .lastParts) }
 
-    /// The console line, naming apps as `naming` does.
-    public func humanLine(naming: AppNaming) -> String {
-        let padded = alignedSeconds(time, wholeWidth: 6)
+    /// The console line, naming apps as `naming` does, its time's whole
+    /// seconds right-aligned in `timeWidth` (``timeWidth(for:)`` of the
+    /// lines printed together keeps them in one column).
+    public func humanLine(naming: AppNaming, timeWidth: Int = 6) -> String {
+        let padded = alignedSeconds(time, wholeWidth: timeWidth)
         let who = app.map(naming.name(of:)) ?? "system"
         let detailText: String
         if case .object(let members) = detail, members.isEmpty {
