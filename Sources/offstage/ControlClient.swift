@@ -74,7 +74,9 @@ struct ClientOptions: ParsableArguments {
                 fail("\(socket) is \(what), not a daemon's control socket (--socket names one)")
             }
             let start = socket == defaultControlSocket ? "offstage daemon" : "offstage daemon --socket \(socket)"
-            fail("no daemon is running on \(socket) (start one with `\(start)`)")
+            // The data directory of the daemon that was there is not known
+            // here: started without its --data, one found no apps installed.
+            fail("no daemon is running on \(socket) (start one with `\(start)`, and `--data DIR` unless its data is in \(DefaultPaths.dataDirectory))")
         } catch {
             fail("cannot reach the daemon on \(socket): \(error)")
         }

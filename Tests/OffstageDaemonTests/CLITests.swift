@@ -19,14 +19,17 @@ struct CLITests {
     }
 
     @Test func noDaemonIsOneLineAndExitOne() throws {
-        // The daemon to start is the one on the socket named.
-        let result = try offstage(["status", "--socket", "/tmp/offstage-no-such-dir/control.sock"])
+        // The daemon to start is the one on the socket named, on its data:
+        // following the hint after a daemon on `--data DIR` had died started
+        // one on the default data, where the installed apps were missing.
+        let data = ["XDG_DATA_HOME": "/tmp/offstage-no-such-dir/share"]
+        let result = try offstage(["status", "--socket", "/tmp/offstage-no-such-dir/control.sock"], environment: data)
         #expect(result.status == 1)
-        #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon --socket /tmp/offstage-no-such-dir/control.sock`)\n")
+        #expect(result.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon --socket /tmp/offstage-no-such-dir/control.sock`, and `--data DIR` unless its data is in /tmp/offstage-no-such-dir/share/offstage)\n")
         // Named by the environment, the socket is `offstage daemon`'s too.
-        let fromEnvironment = try offstage(["status"], environment: ["OFFSTAGE_SOCKET_PATH": "/tmp/offstage-no-such-dir/control.sock"])
+        let fromEnvironment = try offstage(["status"], environment: data.merging(["OFFSTAGE_SOCKET_PATH": "/tmp/offstage-no-such-dir/control.sock"]) { $1 })
         #expect(fromEnvironment.status == 1)
-        #expect(fromEnvironment.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`)\n")
+        #expect(fromEnvironment.stderr == "offstage: error: no daemon is running on /tmp/offstage-no-such-dir/control.sock (start one with `offstage daemon`, and `--data DIR` unless its data is in /tmp/offstage-no-such-dir/share/offstage)\n")
     }
 
     /// An empty path is refused: the daemon made `--data ""` the current
@@ -46,7 +49,7 @@ struct CLITests {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         let unset = try offstage(["status"], environment: ["OFFSTAGE_SOCKET_PATH": "", "XDG_RUNTIME_DIR": directory])
-        #expect(unset.stderr == "offstage: error: no daemon is running on \(directory)/offstage/control.sock (start one with `offstage daemon`)\n")
+        #expect(unset.stderr == "offstage: error: no daemon is running on \(directory)/offstage/control.sock (start one with `offstage daemon`, and `--data DIR` unless its data is in \(DefaultPaths.dataDirectory))\n")
     }
 
     /// A path that is not UTF-8 (a Latin-1 `é`) reached the command with
