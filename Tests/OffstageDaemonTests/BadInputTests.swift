@@ -70,6 +70,13 @@ struct BadInputTests {
         #expect(message == "--executable: /tmp is a directory, not an executable")
         message = try await test.refused(["command": "install", "path": .string(directory), "executable": "/nonexistent/App"])
         #expect(message == "--executable: executable /nonexistent/App not found")
+        // A relative name that is a directory in the app (and nothing
+        // else where it is looked for) says so; it was "not found".
+        let subdirectory = try writeApp(
+            dir, plist: plist("<key>CFBundleIdentifier</key><string>a.b</string><key>CFBundleExecutable</key><string>sub</string>"))
+        try FileManager.default.createDirectory(atPath: subdirectory + "/sub", withIntermediateDirectories: false)
+        message = try await test.refused(["command": "install", "path": .string(subdirectory)])
+        #expect(message == "\(subdirectory)/Info.plist: \(subdirectory)/sub is a directory, not an executable, and no file sub is in the other places looked in (\(Paths.products))")
 
         // Ids that would name a directory above the containers (or all of them).
         for id in ["..", ".", "a..b", ".a", "a."] {

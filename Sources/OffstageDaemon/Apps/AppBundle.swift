@@ -134,20 +134,26 @@ public struct AppBundle: Sendable, Equatable {
 
     /// The executable's absolute path: `name` itself when absolute, else
     /// the first regular file of that name in the app's directory or the
-    /// search paths.
+    /// search paths (a directory of that name is passed over, and named in
+    /// the error when no file is found).
     /// - Parameter namedBy: where the name comes from (the plist's path, or
     ///   `--executable`), for the error.
     static func resolveExecutable(_ name: String, appDirectory: String, searchPaths: [String], namedBy: String) throws
         -> String
     {
-        let candidates = name.hasPrefix("/") ? [name] : ([appDirectory] + searchPaths).map { $0 + "/" + name }
-        for candidate in candidates {
-            let path = URL(fileURLWithPath: candidate).standardizedFileURL.path
+        let places = name.hasPrefix("/") ? [""] : [appDirectory] + searchPaths
+        // The first directory of that name, and where it was.
+        var directory: (path: String, place: Int)?
+        for (place, base) in places.enumerated() {
+            let path = URL(fileURLWithPath: name.hasPrefix("/") ? name : base + "/" + name).standardizedFileURL.path
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
                 // A directory of that name beside the plist may be anything; named outright it is a mistake.
-                guard name.hasPrefix("/") else { continue }
+                guard name.hasPrefix("/") else {
+                    directory = directory ?? (path, place)
+                    continue
+                }
                 throw DaemonError(.badExecutable, "\(namedBy): \(path) is a directory, not an executable")
             }
             guard access(path, X_OK) == 0 else {
@@ -155,7 +161,13 @@ public struct AppBundle: Sendable, Equatable {
             }
             return path
         }
-        let looked = name.hasPrefix("/") ? "" : " (looked in \(([appDirectory] + searchPaths).joined(separator: ", ")))"
+        // No file of that name anywhere: a directory of it was "not found".
+        if let directory {
+            let others = places.enumerated().filter { $0.offset != directory.place }.map(\.element)
+            let elsewhere = others.isEmpty ? "" : ", and no file \(name) is in the other places looked in (\(others.joined(separator: ", ")))"
+            throw DaemonError(.badExecutable, "\(namedBy): \(directory.path) is a directory, not an executable\(elsewhere)")
+        }
+        let looked = name.hasPrefix("/") ? "" : " (looked in \(places.joined(separator: ", ")))"
         throw DaemonError(.badExecutable, "\(namedBy): executable \(name) not found\(looked)")
     }
 }
