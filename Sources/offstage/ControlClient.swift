@@ -15,6 +15,13 @@ struct ClientOptions: ParsableArguments {
             "How long to wait for the daemon's reply, such as 30s or 10m; 0 waits for good.", valueName: "duration"))
     var timeout: String = "2m"
 
+    /// `--timeout` as given, with its unit: seconds given as a bare number
+    /// (`0.5`) said "within 0.5".
+    var timeoutText: String {
+        let text = timeout.trimmingCharacters(in: .whitespaces)
+        return text.allSatisfy { $0.isNumber || $0 == "." } ? text + "s" : text
+    }
+
     /// `--timeout`, checked by ``validate()``; nil waits for good.
     var replyLimit: Duration? {
         guard let limit = parseDuration(timeout), limit > .zero else { return nil }
@@ -90,7 +97,7 @@ struct ClientOptions: ParsableArguments {
             return reply
         } catch let error as SystemCallError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             fail(
-                "no reply from the daemon on \(socket) within \(timeout) (is it stopped or hung?); "
+                "no reply from the daemon on \(socket) within \(timeoutText) (is it stopped or hung?); "
                     + "--timeout waits longer, 0 for good")
         } catch let error as SystemCallError where error.isHangUp {
             // A daemon stopping resets connections with unread data; it was
