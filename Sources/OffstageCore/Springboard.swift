@@ -355,7 +355,7 @@ public struct Springboard: Sendable {
         guard let record = apps[bundleID], record.launch == launch, record.state != .notRunning || record.spawning
         else { return [] }
         emit(.error, bundleID, "launchFailed", ["reason": .string(reason)])
-        terminate(bundleID)
+        terminate(bundleID, reason: "launchFailed")
         return run()
     }
 
@@ -372,12 +372,10 @@ public struct Springboard: Sendable {
         var detail = status.json.objectValue ?? [:]
         if !record.connected { detail["phase"] = "launch" }
         if case .callback(let app, _, let name, _) = inFlight, app == bundleID { detail["callback"] = .string(name) }
-        if status == .exited(0) {
-            emit(.system, bundleID, "exited", .object(detail))
-        } else {
-            emit(.error, bundleID, "crashed", .object(detail))
-        }
-        terminate(bundleID)
+        // The event's name is the state event's reason, as a watchdog's or the switcher's is.
+        let reason = status == .exited(0) ? "exited" : "crashed"
+        emit(status == .exited(0) ? .system : .error, bundleID, reason, .object(detail))
+        terminate(bundleID, reason: reason)
         return run()
     }
 

@@ -64,6 +64,18 @@ struct LifecycleTransitionTests {
         #expect(device.board.backgroundTimeRemaining(lab) == .infinity)
     }
 
+    /// Every other `notRunning` says why (`watchdog`, `switcher`, …); one
+    /// after a crash or an exit had only `from`.
+    @Test func aCrashOrAnExitIsTheReasonOfNotRunning() throws {
+        for (status, reason) in [(ExitStatus.signaled(11), "crashed"), (.exited(0), "exited")] {
+            var device = try launched()
+            device.clear()
+            device.perform(device.board.processExited(lab, launch: 1, status: status, at: device.time))
+            let last = device.log.last { $0.kind == .state }
+            #expect(last?.name == "notRunning" && last?.detail == ["from": "active", "reason": .string(reason)])
+        }
+    }
+
     @Test func switcherKillOfSuspendedAppIsSilent() throws {
         var device = try launched()
         try device.submit(.home)
