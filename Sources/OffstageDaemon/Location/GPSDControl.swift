@@ -67,8 +67,11 @@ public enum GPSDControl {
     /// ``waitForDevice(_:port:timeout:)`` on a gpsd at `endpoint`.
     public static func waitForDevice(_ device: String, at endpoint: GPSDEndpoint, timeout: Duration = busyLimit) -> Bool {
         let deadline = ContinuousClock.now + timeout
+        // Looked up once: the loop tries again every few milliseconds.
+        guard let addresses = try? LocationSocket.resolve(host: endpoint.host, port: endpoint.port) else { return false }
         while ContinuousClock.now < deadline {
-            guard let fd = try? LocationSocket.connect(host: endpoint.host, port: endpoint.port, timeout: .milliseconds(500)) else {
+            let left = deadline - ContinuousClock.now
+            guard let fd = try? LocationSocket.connectTCP(addresses, timeout: min(.milliseconds(500), left)) else {
                 Thread.sleepBriefly()
                 continue
             }
@@ -115,11 +118,11 @@ extension GPSDControl {
     /// refused`; `no answer within 1 s`), or nil when something does.
     public static func connectionFailure(_ endpoint: GPSDEndpoint, within timeout: Duration = .seconds(1)) -> String? {
         do {
-            close(try LocationSocket.connect(host: endpoint.host, port: endpoint.port, timeout: timeout))
+            close(try LocationSocket.connectTCP(LocationSocket.resolve(host: endpoint.host, port: endpoint.port), timeout: timeout))
             return nil
         } catch let error as LocationSystemError {
             switch error.errno {
-            case EINPROGRESS?, EAGAIN?: return "no answer within \(formatSeconds(timeout.seconds)) s"
+            case EINPROGRESS?: return "no answer within \(formatSeconds(timeout.seconds)) s"
             case let code?: return String(cString: strerror(code))
             case nil: return error.description
             }

@@ -46,16 +46,19 @@ enum LocationSocket {
     ///   send timeout to it); nil: the kernel's, minutes against a listener
     ///   whose backlog is full.
     static func connectLoopback(port: Int, timeout: Duration? = nil) throws -> Int32 {
-        try connect(host: "127.0.0.1", port: port, timeout: timeout)
+        try connectTCP(resolve(host: "127.0.0.1", port: port), timeout: timeout)
     }
 
-    /// A connected TCP socket to `host`:port, trying each of the host's
-    /// addresses in turn (`localhost` may be ::1 as well as 127.0.0.1, as
-    /// libgps tries them); the error is the last address's.
-    /// - Parameter timeout: how long each connect may take (Linux applies
-    ///   the send timeout to it; running out is `EINPROGRESS`); nil: the
-    ///   kernel's, minutes against a listener whose backlog is full.
-    static func connect(host: String, port: Int, timeout: Duration? = nil) throws -> Int32 {
+    /// A host's TCP addresses at a port, as `getaddrinfo` lists them
+    /// (`localhost` may be ::1 as well as 127.0.0.1).
+    struct TCPAddresses {
+        var host: String
+        var port: Int
+        fileprivate var entries: [(family: Int32, type: Int32, protocol: Int32, address: sockaddr_storage, length: socklen_t)]
+    }
+
+    /// Looks `host` up once (a retry loop reuses the result).
+    static func resolve(host: String, port: Int) throws -> TCPAddresses {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -63,26 +66,63 @@ enum LocationSocket {
         var list: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &list)
         guard resolved == 0, let list else {
-            throw LocationSystemError("resolve \(host)", detail: String(cString: gai_strerror(resolved)))
+            let reason = resolved == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(resolved))
+            throw LocationSystemError("resolve \(host)", detail: reason)
         }
         defer { freeaddrinfo(list) }
-        var failure = LocationSystemError("connect \(host):\(port)", detail: "no address")
+        var addresses = TCPAddresses(host: host, port: port, entries: [])
         for entry in sequence(first: list, next: { $0.pointee.ai_next }) {
-            let address = entry.pointee
-            let fd = try LocationSystemError.check("socket") {
-                socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
+            let info = entry.pointee
+            guard let source = info.ai_addr, Int(info.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size else { continue }
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: source, count: Int(info.ai_addrlen))) }
+            addresses.entries.append((info.ai_family, info.ai_socktype, info.ai_protocol, storage, info.ai_addrlen))
+        }
+        return addresses
+    }
+
+    /// A TCP socket connected to one of `addresses`, tried in turn (as
+    /// libgps tries them). An address whose family this machine lacks is
+    /// passed over.
+    /// - Parameter timeout: how long all the tries may take together
+    ///   (Linux applies the send timeout to a connect; running out is
+    ///   `EINPROGRESS`); nil: the kernel's, minutes against a listener
+    ///   whose backlog is full.
+    /// - Throws: the first address's that took no connection within the
+    ///   time (something may be there), else the last address's error.
+    static func connectTCP(_ addresses: TCPAddresses, timeout: Duration? = nil) throws -> Int32 {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let name = "connect \(addresses.host):\(addresses.port)"
+        var failure = LocationSystemError(name, detail: "no address")
+        var unanswered: LocationSystemError?
+        for var entry in addresses.entries {
+            var limit: timeval?
+            if let deadline {
+                // SO_SNDTIMEO 0 is no limit at all: the time left must be some.
+                let left = deadline - ContinuousClock.now
+                guard left >= .milliseconds(1) else {
+                    unanswered = unanswered ?? LocationSystemError(name, errno: EINPROGRESS)
+                    break
+                }
+                let (seconds, attoseconds) = left.components
+                limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
             }
-            if let timeout {
-                let (seconds, attoseconds) = timeout.components
-                var limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            let fd = socket(entry.family, entry.type | Int32(SOCK_CLOEXEC.rawValue), entry.protocol)
+            guard fd >= 0 else {
+                failure = LocationSystemError("socket", errno: errno)
+                continue
             }
-            if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return fd }
+            if var limit { setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) }
+            let rc = withUnsafePointer(to: &entry.address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, entry.length) }
+            }
+            if rc == 0 { return fd }
             let code = errno
             close(fd)
-            failure = LocationSystemError("connect \(host):\(port)", errno: code)
+            failure = LocationSystemError(name, errno: code)
+            if code == EINPROGRESS { unanswered = unanswered ?? failure }
         }
-        throw failure
+        throw unanswered ?? failure
     }
 
     /// A connected Unix stream socket.
@@ -99,7 +139,7 @@ enum LocationSocket {
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         if rc != 0 {
             let code = errno
