@@ -89,3 +89,15 @@ extension AudioEvent: CustomStringConvertible {
         }
     }
 }
+
+extension Duration {
+    /// This much played, as a position in a file `length` long: from its
+    /// start round again when looping, else held at its end (and never
+    /// before its start). The real and virtual players and `audio play`'s
+    /// reckoning all place a position so.
+    public func position(inFileOf length: Duration, looping: Bool) -> Duration {
+        let played = max(.zero, self)
+        if looping, length > .zero { return .nanoseconds(played.nanoseconds % length.nanoseconds) }
+        return min(played, length)
+    }
+}

@@ -213,12 +213,7 @@ public struct VirtualAudioServer: Sendable {
 
     private static func position(of player: Player, at time: ClockTime) -> Duration {
         guard let since = player.playingSince else { return player.base }
-        let played = player.base + (time - since)
-        if player.looping, player.duration > .zero {
-            let n = played.nanoseconds % player.duration.nanoseconds
-            return .nanoseconds(n)
-        }
-        return min(played, player.duration)
+        return (player.base + (time - since)).position(inFileOf: player.duration, looping: player.looping)
     }
 
     private static func endTime(_ player: Player) -> ClockTime? {

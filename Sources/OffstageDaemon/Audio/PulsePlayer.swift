@@ -172,9 +172,7 @@ final class PulsePlayer {
     /// this refreshes for the next reading.
     var position: Duration {
         defer { refreshTiming() }
-        let played = unclampedPosition
-        if request.looping, duration > .zero { return .nanoseconds(max(0, played.nanoseconds) % duration.nanoseconds) }
-        return min(max(.zero, played), duration)
+        return unclampedPosition.position(inFileOf: duration, looping: request.looping)
     }
 
     private var unclampedPosition: Duration {

@@ -168,9 +168,7 @@ private struct PositionTracker {
     }
 
     var position: Duration {
-        let reckoned = base + (playingSince.map { ContinuousClock.now - $0 } ?? .zero)
-        guard reckoned > length, length > .zero else { return reckoned }
-        return looping ? .seconds(reckoned.seconds.truncatingRemainder(dividingBy: length.seconds)) : length
+        (base + (playingSince.map { ContinuousClock.now - $0 } ?? .zero)).position(inFileOf: length, looping: looping)
     }
 
     mutating func update(_ position: Duration, playing: Bool) {

@@ -107,3 +107,18 @@ private func t(_ seconds: Double) -> ClockTime { ClockTime(seconds: seconds) }
                 ])
     }
 }
+
+/// Where a position falls in a file, for every player and `audio play`.
+@Suite struct PositionInFileTests {
+    @Test func loopingRoundsFromTheStartAndOtherwiseHoldsAtTheEnd() {
+        let length = Duration.seconds(1)
+        #expect(Duration.milliseconds(1500).position(inFileOf: length, looping: true) == .milliseconds(500))
+        // Exactly at the end, a loop is at its start again: it read as the end.
+        #expect(Duration.seconds(1).position(inFileOf: length, looping: true) == .zero)
+        #expect(Duration.seconds(2).position(inFileOf: length, looping: true) == .zero)
+        #expect(Duration.milliseconds(1500).position(inFileOf: length, looping: false) == length)
+        #expect(Duration.milliseconds(-5).position(inFileOf: length, looping: false) == .zero)
+        #expect(Duration.milliseconds(-5).position(inFileOf: length, looping: true) == .zero)
+        #expect(Duration.seconds(3).position(inFileOf: .zero, looping: true) == .zero)
+    }
+}
