@@ -131,6 +131,8 @@ let package = Package(
                 "OffstageDaemon", "OffstageCore", "OffstageProtocol", "CLinuxProcess",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                // A store in an older schema, for the tests of its migration.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

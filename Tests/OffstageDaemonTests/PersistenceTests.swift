@@ -1,5 +1,6 @@
 import CLinuxProcess
 import Foundation
+import GRDB
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
@@ -126,7 +127,9 @@ struct PersistenceTests {
             let pid = try host.spawn(
                 executable: "/bin/sleep", arguments: ["60"], bundleID: "orphan", environment: [:],
                 onExit: { _ in exited.signal() })
-            try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
+            try store.recordProcess(RecordedProcess(
+                bundleID: "orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)),
+                bootID: AppProcessHost.bootID, token: "t0k3n"))
         }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }
@@ -142,33 +145,54 @@ struct PersistenceTests {
 
     /// A process group an app leads, its leader gone and a process it
     /// started left: what a SIGKILL of the daemon leaves (the app dies of
-    /// `--pdeathsig`, the processes it started do not). `recordedTicks`
-    /// adjusts the start time recorded for the app. Returns the pid
-    /// recorded and the process left behind.
-    func leaderlessGroup(in directory: String, recordedTicks adjust: Int64 = 0) throws -> (leader: pid_t, left: pid_t) {
+    /// `--pdeathsig`, the processes it started do not). The leader runs
+    /// with `OFFSTAGE_TOKEN=token` (none when nil), which the process left
+    /// inherits. Returns the leader's pid and start time, and the process
+    /// left behind.
+    func leaderlessGroup(in directory: String, token: String?) throws -> (leader: pid_t, ticks: UInt64, left: pid_t) {
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         let output = directory + "/leader.out"
+        var environment = ProcessInfo.processInfo.environment
+        environment[AppEnvironment.token] = token
         // The leader starts a sleep, says its pid and stops itself, to be killed alone.
         let leader = try spawnProcess(
-            executable: "/bin/sh", arguments: ["-c", "sleep 60 & echo $!; kill -STOP $$"], environment: nil,
+            executable: "/bin/sh", arguments: ["-c", "sleep 60 & echo $!; kill -STOP $$"], environment: environment,
             outputPath: output, ownProcessGroup: true)
         try #require(AppProcessHost.waitStopped(leader))
         let ticks = try #require(AppProcessHost.startTicks(of: leader))
         let left = try #require(pid_t(try String(contentsOfFile: output, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(kill(leader, SIGKILL) == 0)
         while waitpid(leader, nil, 0) == -1 && errno == EINTR {}
+        return (leader, ticks, left)
+    }
+
+    /// Records `pid` as app `orphan` of this boot, launched with `token`.
+    func recordOrphan(in directory: String, pid: pid_t, ticks: UInt64, token: String, bootID: String? = AppProcessHost.bootID) throws {
         let store = try AppStore(path: directory + "/data/offstage.sqlite")
-        try store.recordProcess("orphan", pid: leader, startTicks: UInt64(Int64(ticks) + adjust))
-        return (leader, left)
+        try store.recordProcess(RecordedProcess(bundleID: "orphan", pid: pid, startTicks: ticks, bootID: bootID, token: token))
+    }
+
+    /// A store as an older daemon left it (schema v2), recording `processes`.
+    func writeOlderStore(at path: String, processes: [(bundleID: String, pid: pid_t, ticks: UInt64)]) throws {
+        let database = try DatabaseQueue(path: path)
+        try AppStore.migrator.migrate(database, upTo: "v2")
+        try database.write { db in
+            for process in processes {
+                try db.execute(
+                    sql: "INSERT INTO process (bundleID, pid, startTicks) VALUES (?, ?, ?)",
+                    arguments: [process.bundleID, Int(process.pid), Int64(process.ticks)])
+            }
+        }
     }
 
     /// Processes an app started outlive a SIGKILL of the daemon (the app
     /// dies of `--pdeathsig`; they do not): the next daemon kills the
-    /// group the app led. Only the recorded app pid was looked at, and it
-    /// was gone.
+    /// group the app led, whose processes carry the launch's token. Only
+    /// the recorded app pid was looked at, and it was gone.
     @Test func processesADeadAppLeftInItsGroupAreKilledAtStart() async throws {
         let directory = try temporaryDirectory()
-        let (leader, left) = try leaderlessGroup(in: directory)
+        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "t0k3n")
+        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n")
         let exit = offstage_pidfd_open(left)
         try #require(exit >= 0)
         defer { close(exit) }
@@ -185,12 +209,14 @@ struct PersistenceTests {
         await test.stop()
     }
 
-    /// A group under the recorded pid whose processes started before the
-    /// recorded app is not the app's (its pid was reused since, and the new
-    /// leader died): it is not signalled.
-    @Test func aGroupOlderThanTheRecordedAppIsNotSignalled() async throws {
+    /// The app's group emptied, its pid was reused by a process that made
+    /// a group of its own and left it leaderless: a group with the recorded
+    /// pgid, its processes started after the app, but none of them carries
+    /// the launch's token. It was killed (the start times could not tell).
+    @Test func aReusedLeaderlessGroupWithoutTheAppsTokenIsNotSignalled() async throws {
         let directory = try temporaryDirectory()
-        let (_, left) = try leaderlessGroup(in: directory, recordedTicks: 1000)
+        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "another")
+        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n")
         defer { kill(left, SIGKILL) }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }
@@ -198,6 +224,48 @@ struct PersistenceTests {
         #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
         let events = try await test.events()
         #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])
+        await test.stop()
+    }
+
+    /// A record from another boot (the machine restarted since) names
+    /// nothing alive: start times count from the boot, and a group with its
+    /// pid now is another's, even one whose processes carry its token.
+    @Test func aGroupRecordedInAnotherBootIsNotSignalled() async throws {
+        let directory = try temporaryDirectory()
+        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "t0k3n")
+        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n", bootID: "another-boot")
+        defer { kill(left, SIGKILL) }
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
+        let events = try await test.events()
+        #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])
+        await test.stop()
+    }
+
+    /// A store an older daemon left (schema v2: its records have no boot
+    /// and no token) is read as before: a recorded pid that is still the
+    /// app is killed, and no group is, since nothing shows it is the app's.
+    @Test func anOlderDaemonsRecordsKillTheirPidsButNoGroup() async throws {
+        let directory = try temporaryDirectory()
+        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "t0k3n")
+        defer { kill(left, SIGKILL) }
+        let exited = DispatchSemaphore(value: 0)
+        let host = AppProcessHost(dataDirectory: directory + "/data")
+        let alive = try host.spawn(
+            executable: "/bin/sleep", arguments: ["60"], bundleID: "alive", environment: [:], onExit: { _ in exited.signal() })
+        let aliveTicks = try #require(AppProcessHost.startTicks(of: alive))
+        try writeOlderStore(
+            at: directory + "/data/offstage.sqlite", processes: [("alive", alive, aliveTicks), ("orphan", leader, ticks)])
+        let test = try await TestDaemon.start(directory: directory)
+        defer { Task { await test.stop() } }
+        #expect(exited.wait(timeout: .now() + 5) == .success)
+        #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
+        let events = try await test.events()
+        // The records are taken in no set order.
+        let lines = events.suffix(4).map { "\($0.app ?? "-") \($0.name)" }
+        #expect(lines.first == "- daemonStarted")
+        #expect(Set(lines.dropFirst()) == ["alive orphanKilled", "alive notRunning", "orphan notRunning"])
         await test.stop()
     }
 
@@ -216,7 +284,9 @@ struct PersistenceTests {
         try #require(AppProcessHost.state(of: pid) == "Z")
         do {
             let store = try AppStore(path: directory + "/data/offstage.sqlite")
-            try store.recordProcess("orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)))
+            try store.recordProcess(RecordedProcess(
+                bundleID: "orphan", pid: pid, startTicks: try #require(AppProcessHost.startTicks(of: pid)),
+                bootID: AppProcessHost.bootID, token: "t0k3n"))
         }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }

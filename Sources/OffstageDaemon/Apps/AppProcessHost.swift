@@ -157,18 +157,43 @@ public struct AppProcessHost: Sendable {
     /// itself died.
     public func terminateGroup(_ group: Int32) { _ = kill(-group, SIGKILL) }
 
-    /// The processes in process group `group` (`/proc/PID/stat` field 5),
-    /// with their start times in clock ticks since boot, in pid order.
-    public static func processGroup(_ group: Int32) -> [(pid: Int32, startTicks: UInt64)] {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap { entry -> (pid: Int32, startTicks: UInt64)? in
-            // fields[0] is the state (field 3): the group (field 5) is at index 2, the start time at 19.
-            guard let pid = Int32(entry), let fields = statFields(of: pid), fields.count > 19,
-                Int32(fields[2]) == group, let ticks = UInt64(fields[19])
-            else { return nil }
-            return (pid, ticks)
-        }.sorted { $0.pid < $1.pid }
+    /// The live processes in each of `groups` (`/proc/PID/stat` field 5),
+    /// in pid order, from one reading of `/proc`; a group with none is left
+    /// out. Zombies are not counted: they are dead, and a group of only
+    /// zombies has nothing to kill.
+    public static func processGroups(_ groups: Set<Int32>) -> [Int32: [Int32]] {
+        guard !groups.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [:] }
+        var members: [Int32: [Int32]] = [:]
+        for entry in entries {
+            // fields[0] is the state (field 3): the group (field 5) is at index 2.
+            guard let pid = Int32(entry), let fields = statFields(of: pid), fields.count > 2,
+                let group = Int32(fields[2]), groups.contains(group), !isDead(fields[0])
+            else { continue }
+            members[group, default: []].append(pid)
+        }
+        return members.mapValues { $0.sorted() }
     }
+
+    /// Whether the process's environment (as it was given at its `exec`,
+    /// `/proc/PID/environ`) holds exactly the entry `entry` (`NAME=value`).
+    /// False when it cannot be read: another user's process, or one gone.
+    public static func environment(of pid: Int32, contains entry: String) -> Bool {
+        guard let data = readWhole("/proc/\(pid)/environ") else { return false }
+        let wanted = Array(entry.utf8)
+        return data.split(separator: 0, omittingEmptySubsequences: true).contains { $0.elementsEqual(wanted) }
+    }
+
+    /// This boot's id (`/proc/sys/kernel/random/boot_id`): start times count
+    /// from the boot, so a process recorded in another boot is long gone,
+    /// whatever runs under its pid now. Nil when it cannot be read.
+    public static let bootID: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return id.isEmpty ? nil : id
+    }()
+
+    /// A zombie (`Z`) or a process being torn down (`X`): dead, not to be killed again.
+    static func isDead(_ state: Substring) -> Bool { state == "Z" || state == "X" }
 
     /// Signals the group `pid` leads, or `pid` alone if it leads none (a
     /// process recorded by an older daemon).

@@ -10,6 +10,27 @@ public struct InstalledApp: Sendable, Equatable {
     public var installedAt: Double
 }
 
+/// An app process as the store records it while it lives.
+public struct RecordedProcess: Sendable, Equatable {
+    public var bundleID: String
+    public var pid: Int32
+    /// Its start time in clock ticks since boot (`/proc/PID/stat` field 22).
+    public var startTicks: UInt64
+    /// The boot it runs in (`/proc/sys/kernel/random/boot_id`); nil in the
+    /// record of an older daemon.
+    public var bootID: String?
+    /// Its launch's `OFFSTAGE_TOKEN`; nil in the record of an older daemon.
+    public var token: String?
+
+    public init(bundleID: String, pid: Int32, startTicks: UInt64, bootID: String?, token: String?) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.startTicks = startTicks
+        self.bootID = bootID
+        self.token = token
+    }
+}
+
 /// The daemon's persistent store (SQLite through GRDB, in the data directory):
 /// installed apps with their settings, and the app processes alive, so a
 /// restarted daemon loses no app and leaves no orphan behind.
@@ -76,6 +97,15 @@ public final class AppStore: Sendable {
             try db.create(table: "meta") { t in
                 t.primaryKey("key", .text)
                 t.column("value", .integer).notNull()
+            }
+        }
+        migrator.registerMigration("v3") { db in
+            // Which boot a process ran in, and its launch's token: the
+            // processes it started, left in its group, carry the token.
+            // Null in the records of an older daemon.
+            try db.alter(table: "process") { t in
+                t.add(column: "bootID", .text)
+                t.add(column: "token", .text)
             }
         }
         return migrator
@@ -148,13 +178,17 @@ public final class AppStore: Sendable {
     }
 
     /// Records a live app process (pid plus its start time, so a reused pid
-    /// is never mistaken for it) and, in the same transaction, the event
-    /// `seq` reached when given.
-    public func recordProcess(_ bundleID: String, pid: Int32, startTicks: UInt64, lastSeq: Int? = nil) throws {
+    /// is never mistaken for it; the boot it runs in, as start times count
+    /// from the boot; its launch's token, which the processes it starts
+    /// inherit) and, in the same transaction, the event `seq` reached when
+    /// given.
+    public func recordProcess(_ process: RecordedProcess, lastSeq: Int? = nil) throws {
         try write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO process (bundleID, pid, startTicks) VALUES (?, ?, ?)",
-                arguments: [bundleID, Int(pid), Int64(bitPattern: startTicks)])
+                sql: "INSERT OR REPLACE INTO process (bundleID, pid, startTicks, bootID, token) VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    process.bundleID, Int(process.pid), Int64(bitPattern: process.startTicks), process.bootID, process.token,
+                ])
             if let lastSeq { try Self.recordLastSeq(lastSeq, in: db) }
         }
     }
@@ -164,10 +198,12 @@ public final class AppStore: Sendable {
     }
 
     /// Processes recorded as alive (left over if the daemon died).
-    public func recordedProcesses() throws -> [(bundleID: String, pid: Int32, startTicks: UInt64)] {
+    public func recordedProcesses() throws -> [RecordedProcess] {
         try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM process").map {
-                ($0["bundleID"], Int32($0["pid"] as Int), UInt64(bitPattern: $0["startTicks"] as Int64))
+                RecordedProcess(
+                    bundleID: $0["bundleID"], pid: Int32($0["pid"] as Int), startTicks: UInt64(bitPattern: $0["startTicks"] as Int64),
+                    bootID: $0["bootID"], token: $0["token"])
             }
         }
     }

@@ -138,32 +138,28 @@ public final class Engine {
     /// orphan outlives it; every app that was running under it is logged
     /// as `notRunning`, so the timeline does not leave it running.
     ///
-    /// An app leads its own process group, and the processes it started
-    /// are killed with it. When the app is gone (killed by `--pdeathsig`
-    /// with the daemon) and they are not, the group it led is killed: Linux
-    /// hands out no pid that still names a process group, so a group with
-    /// the app's pid and no leader is what the app left, as long as each of
-    /// its processes started after the app did (one that started before is
-    /// another group's, formed after the pid was reused). A pid that is
-    /// another process's now means the app's group had emptied: nothing is
-    /// signalled.
+    /// The recorded app is killed (with the group it leads) when its pid
+    /// is still it: the start time matches, in the same boot. When the app
+    /// is gone (killed by `--pdeathsig` with the daemon) and the processes
+    /// it started are not, they are left in the group it led, under no
+    /// leader: that group is killed when one of its live processes has the
+    /// launch's `OFFSTAGE_TOKEN` in its environment (they inherit it). A
+    /// group exists as long as it has a process, and no new one can take
+    /// its id meanwhile, so one such process shows the group is the app's
+    /// own; the pid alone, or start times, cannot tell it from a group
+    /// formed after the pid was reused. A record from another boot names
+    /// nothing alive; one from an older daemon (no boot, no token) has only
+    /// its pid killed, as before.
     func reapOrphans() {
         guard let recorded = try? store.recordedProcesses() else { return }
-        for (bundleID, pid, ticks) in recorded {
-            let started = AppProcessHost.startTicks(of: pid)
-            // A zombie (dead, its parent gone and nobody reaping it) is not killed again.
-            if started == ticks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
-                host.terminate(pid)
-                record(LogEntry(kind: .system, app: bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
-            } else if started == nil || started == ticks {
-                let left = AppProcessHost.processGroup(pid).filter { $0.pid != pid }
-                if !left.isEmpty, left.allSatisfy({ $0.startTicks >= ticks }) {
-                    host.terminateGroup(pid)
-                    record(LogEntry(
-                        kind: .system, app: bundleID, name: "orphanKilled",
-                        detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0.pid)) })]))
-                }
-            }
+        let bootID = AppProcessHost.bootID
+        // Read once for every record that may have left a group.
+        let groups = AppProcessHost.processGroups(
+            Set(recorded.filter { $0.token != nil && $0.bootID != nil && $0.bootID == bootID }.map(\.pid)))
+        for process in recorded {
+            let bundleID = process.bundleID
+            // Nothing of another boot is alive.
+            if process.bootID == nil || process.bootID == bootID { killLeftovers(of: process, groups: groups) }
             // `from` as every other state event has it: the dead daemon's last
             // state of the app, as its log (read back) says, when it does.
             var detail: [String: JSONValue] = ["reason": "daemonDied"]
@@ -175,6 +171,30 @@ public final class Engine {
             record(LogEntry(kind: .state, app: bundleID, name: AppState.notRunning.rawValue, detail: .object(detail)))
             storeWrite { try store.forgetProcess(bundleID) }
         }
+    }
+
+    /// Kills what is left of a recorded app process of this boot (or of
+    /// an older daemon's record, which names no boot), and logs it
+    /// (`orphanKilled`). `groups` holds the live processes of the groups
+    /// the records name.
+    private func killLeftovers(of process: RecordedProcess, groups: [Int32: [Int32]]) {
+        let pid = process.pid
+        let started = AppProcessHost.startTicks(of: pid)
+        // Its pid is still the app's: alive, or a zombie nobody reaped (not killed again).
+        if started == process.startTicks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
+            host.terminate(pid)
+            record(LogEntry(kind: .system, app: process.bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
+            return
+        }
+        // Leaderless: the app is gone or a zombie. (A pid that is another
+        // process's now means the app's group had emptied first.)
+        guard started == nil || started == process.startTicks, let token = process.token, let left = groups[pid],
+            left.contains(where: { AppProcessHost.environment(of: $0, contains: AppEnvironment.token + "=" + token) })
+        else { return }
+        host.terminateGroup(pid)
+        record(LogEntry(
+            kind: .system, app: process.bundleID, name: "orphanKilled",
+            detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0)) })]))
     }
 
     @discardableResult
@@ -308,7 +328,9 @@ public final class Engine {
             tokens[token] = (app, launch)
             // The seq too: a daemon that crashes then leaves a record near its last.
             if let ticks = AppProcessHost.startTicks(of: pid) {
-                storeWrite { try store.recordProcess(app, pid: pid, startTicks: ticks, lastSeq: log.lastSeq) }
+                let recorded = RecordedProcess(
+                    bundleID: app, pid: pid, startTicks: ticks, bootID: AppProcessHost.bootID, token: token)
+                storeWrite { try store.recordProcess(recorded, lastSeq: log.lastSeq) }
             }
             return []
         } catch {
