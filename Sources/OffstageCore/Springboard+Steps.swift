@@ -17,14 +17,15 @@ extension Springboard {
 
     mutating func perform(_ step: Step) {
         switch step {
-        case .input(let input, let ticket):
-            // Checked again: queued behind a hung app, it was not checked against what the inputs before it did.
+        case .input(let input):
+            lastInputRun += 1
+            // Checked now: queued behind a hung app, it was not checked against what the inputs before it did.
             do throws(LifecycleError) {
                 try validate(input, againstState: true)
             } catch {
-                emit(.error, input.app, "refused", ["input": .string(input.description), "reason": .string(error.message)])
-                refusedInputs[ticket] = error
-                if refusedInputs.count > Self.refusalsKept, let oldest = refusedInputs.keys.min() { refusedInputs[oldest] = nil }
+                emit(
+                    .error, input.app, "refused",
+                    ["input": .string(input.description), "reason": .string(error.message), "ticket": JSONValue(lastInputRun)])
                 return
             }
             doNext(expand(input))

@@ -78,16 +78,6 @@ public struct Springboard: Sendable {
         }
     }
 
-    /// What became of a submitted input (``lastInput``).
-    public enum InputOutcome: Equatable, Sendable {
-        /// Queued behind work the system waits for (a hung app's callback).
-        case queued
-        /// It ran (or was refused when submitted, and never queued).
-        case done
-        /// It was refused when it reached the head of the queue.
-        case refused(LifecycleError)
-    }
-
     enum Overlay: Hashable, Sendable {
         case switcher
         case alert
@@ -95,8 +85,10 @@ public struct Springboard: Sendable {
     }
 
     enum Step: Sendable {
-        /// A submitted input and its ticket (``lastInput``).
-        case input(Input, ticket: Int)
+        /// A submitted input. Its ticket is not kept: inputs run in the
+        /// order they were submitted (nothing removes one from the queue),
+        /// so the next to run has ticket ``lastInputRun`` + 1.
+        case input(Input)
         case spawn(app: String, background: Bool)
         /// Deliver a callback; `state` overrides the state the app is told (nil: its current state).
         case callback(app: String, name: String, state: AppState?, detail: JSONValue)
@@ -116,6 +108,8 @@ public struct Springboard: Sendable {
         case terminateFromSwitcher(app: String)
         case log(LogEntry)
 
+        /// The app the step is for; nil for an input, which is never removed
+        /// from the queue with an app's work (``lastInputRun`` counts on it).
         var app: String? {
             switch self {
             case .input, .log: return nil
@@ -162,10 +156,11 @@ public struct Springboard: Sendable {
     /// same value again changes nothing, and UIKit posts nothing for it.
     var deviceValues: [SystemNotificationName: JSONValue] = [:]
     var work = Deque<Step>()
-    /// The ticket of the input submitted last, to ask ``outcome(ofInput:)`` about.
+    /// The ticket of the input submitted last (they count from 1).
     public private(set) var lastInput = 0
-    /// Queued inputs refused when they ran, by ticket, until forgotten.
-    var refusedInputs: [Int: LifecycleError] = [:]
+    /// The ticket of the input that ran last, taken or refused: inputs
+    /// run in the order they were submitted.
+    public internal(set) var lastInputRun = 0
     var inFlight: InFlight?
     var timers = Scheduler<TimerEvent>()
     var nextCallbackID = 1
@@ -268,7 +263,7 @@ public struct Springboard: Sendable {
     /// the foreground and queued its spawn).
     func hasQueuedWork(naming bundleID: String) -> Bool {
         foregroundApp == bundleID || work.contains {
-            if case .input(let input, _) = $0 { return input.app == bundleID }
+            if case .input(let input) = $0 { return input.app == bundleID }
             return $0.app == bundleID
         }
     }
@@ -277,7 +272,7 @@ public struct Springboard: Sendable {
     public func isLaunchPending(_ bundleID: String) -> Bool {
         if case .launching(let app, _, _) = inFlight, app == bundleID { return true }
         return work.contains {
-            if case .input(.launch(let app), _) = $0 { return app == bundleID }
+            if case .input(.launch(let app)) = $0 { return app == bundleID }
             if case .spawn(let app, _) = $0 { return app == bundleID }
             return false
         }
@@ -285,42 +280,31 @@ public struct Springboard: Sendable {
 
     // MARK: Inputs
 
-    /// Submits a user, device or service action.
+    /// Submits a user, device or service action, and gives it the next
+    /// ticket (``lastInput``).
     ///
-    /// The action is queued and takes effect when it reaches the head of
-    /// the work queue: at once when the system waits for nothing, where a
-    /// bad action is refused (thrown) before it is queued. Behind work the
-    /// system waits for (a hung app's callback), it is checked when it
+    /// The action takes effect when it reaches the head of the work queue:
+    /// at once when the system waits for nothing, where a bad action is
+    /// refused (thrown) and gets no ticket. Behind work the system waits
+    /// for (a hung app's callback), it is queued and checked when it
     /// reaches the head, against the state the inputs before it left: two
     /// `lock`s behind a hung app both went through, checked before the
-    /// first had locked anything. One refused then is logged (an `error`
-    /// event `refused`) and its ticket (``lastInput``) says so
-    /// (``outcome(ofInput:)``).
+    /// first had locked anything. One refused then is logged, an `error`
+    /// event `refused` with its `ticket`; ``hasRun(input:)`` says whether
+    /// it has run.
     /// - Throws: ``LifecycleError`` when the action does not apply now, or
     ///   names an app that is not installed.
     public mutating func submit(_ input: Input, at time: ClockTime) throws(LifecycleError) -> [SystemAction] {
         advanceNow(time)
         try validate(input, againstState: isIdle)
         lastInput += 1
-        work.append(.input(input, ticket: lastInput))
+        work.append(.input(input))
         return run()
     }
 
-    /// What became of the input with this ticket.
-    public func outcome(ofInput ticket: Int) -> InputOutcome {
-        if let refusal = refusedInputs[ticket] { return .refused(refusal) }
-        let queued = work.contains {
-            if case .input(_, let queued) = $0 { return queued == ticket }
-            return false
-        }
-        return queued ? .queued : .done
-    }
-
-    /// Forgets a refusal once it has been reported.
-    public mutating func forgetInput(_ ticket: Int) { refusedInputs[ticket] = nil }
-
-    /// Refusals kept for ``outcome(ofInput:)`` that nobody asked about.
-    static let refusalsKept = 1000
+    /// Whether the input with this ticket has run (taken or refused), or is
+    /// still queued.
+    public func hasRun(input ticket: Int) -> Bool { ticket <= lastInputRun }
 
     /// The app's process said `hello` with a valid token for launch `launch`.
     public mutating func appConnected(_ bundleID: String, launch: Int, at time: ClockTime) -> [SystemAction] {

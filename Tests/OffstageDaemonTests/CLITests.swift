@@ -211,8 +211,8 @@ struct CLITests {
         #expect(result.status == 0)
         let refusals = result.stderr.split(separator: "\n").filter { $0.contains("refused") }
         #expect(refusals == [
-            #"offstage: warning: 5      system  ERROR refused  {"input":"lock","reason":"the device is already locked"}"#,
-            #"offstage: warning: 5      StateLab  ERROR refused  {"input":"launch com.offstage.samples.StateLab","reason":"the device is locked; unlock it first"}"#,
+            #"offstage: warning: 5      system  ERROR refused  {"input":"lock","reason":"the device is already locked","ticket":4}"#,
+            #"offstage: warning: 5      StateLab  ERROR refused  {"input":"launch com.offstage.samples.StateLab","reason":"the device is locked; unlock it first","ticket":5}"#,
         ])
         let status = try await test.ok(["command": "status"])
         #expect(status["locked"] == true && status["foreground"] == .null)

@@ -174,6 +174,27 @@ struct ScenarioTests {
         #expect(refused == [["6", "lock"], ["6", "launch \(stateLab)"]])
     }
 
+    /// More than 1,000 steps refused when they ran: each is judged by its
+    /// own refusal. The core kept 1,000 refusals, and the oldest, dropped,
+    /// was judged as taken ("was expected to fail").
+    @Test func everyQueuedStepRefusedIsJudgedSoHoweverMany() async throws {
+        let refusals = 1_001
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - at: 1s
+                do: home
+              - do: lock
+
+            """ + String(repeating: "  - do: lock\n    expectFailure: true\n", count: refusals) + "end: 10s\n"
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [])
+        #expect(outcome.timeline.filter { $0.name == "refused" }.count == refusals)
+        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    }
+
     /// A step still queued behind a hung app when the run ends never took
     /// effect: it fails, saying so (it counted as done).
     @Test func aStepStillQueuedWhenTheRunEndsFails() async throws {

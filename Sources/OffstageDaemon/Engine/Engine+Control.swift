@@ -70,27 +70,24 @@ extension Engine {
 
     /// Adds the errors logged since `seq`; a launch whose app did not come
     /// up fails. The command's input (`submitted`) refused when it reached
-    /// the head of the queue fails as it would have at once; one still
-    /// queued behind an app that has not answered (in virtual time, past
-    /// the hang grace) is `pending`, with its ticket in `queued`.
+    /// the head of the queue (its `refused` event, by ticket) fails as it
+    /// would have at once; one still queued behind an app that has not
+    /// answered (in virtual time, past the hang grace) is `pending`, with
+    /// its ticket in `queued`.
     func annotate(
         _ reply: ControlReply, request: JSONValue, since seq: Int, submitted: (ticket: Int, input: Springboard.Input)? = nil
     ) -> ControlReply {
         log.flush()
         guard case .ok(var result) = reply else { return reply }
+        let errors = log.events(after: seq).filter { $0.kind == .error }
         var queued: Int?
         if let submitted {
-            switch board.outcome(ofInput: submitted.ticket) {
-            case .refused(let error):
-                board.forgetInput(submitted.ticket)
-                return .failure(error.message)
-            case .queued:
+            if !board.hasRun(input: submitted.ticket) {
                 queued = submitted.ticket
-            case .done:
-                break
+            } else if let refusal = errors.first(where: { $0.name == "refused" && $0.detail["ticket"]?.intValue == submitted.ticket }) {
+                return .failure(refusal.detail["reason"]?.stringValue ?? "refused")
             }
         }
-        let errors = log.events(after: seq).filter { $0.kind == .error }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {

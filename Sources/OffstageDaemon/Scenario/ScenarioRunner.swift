@@ -113,16 +113,23 @@ public struct ScenarioRunner {
                     try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
+            let (events, states, lastInputRun, blocker) = try await daemon.engine.submit { engine in
+                (
+                    engine.log.events(after: start),
+                    Dictionary(uniqueKeysWithValues: engine.board.installedApps.map { ($0.bundleID, engine.board.state(of: $0.bundleID) ?? .notRunning) }),
+                    engine.board.lastInputRun, engine.board.waitingFor
+                )
+            }.get()
+            // The refusals of inputs that ran queued, by ticket.
+            var refusals: [Int: String] = [:]
+            for event in events where event.kind == .error && event.name == "refused" {
+                if let ticket = event.detail["ticket"]?.intValue { refusals[ticket] = event.detail["reason"]?.stringValue ?? "refused" }
+            }
             for (index, ticket) in queued {
-                let (outcome, blocker) = try await daemon.engine.submit { engine in
-                    defer { engine.board.forgetInput(ticket) }
-                    return (engine.board.outcome(ofInput: ticket), engine.board.waitingFor)
-                }.get()
                 let step = scenario.steps[index]
-                switch outcome {
-                case .refused(let error): stepFailures[index] = judge(step, refusal: error.message)
-                case .done: stepFailures[index] = judge(step, refusal: nil)
-                case .queued:
+                if ticket <= lastInputRun {
+                    stepFailures[index] = judge(step, refusal: refusals[ticket])
+                } else {
                     // It never took effect, nor was refused: neither outcome can be checked.
                     let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
                     stepFailures[index] =
@@ -130,12 +137,6 @@ public struct ScenarioRunner {
                 }
             }
             failures += stepFailures.sorted { $0.key < $1.key }.map(\.value)
-            let (events, states) = try await daemon.engine.submit { engine in
-                (
-                    engine.log.events(after: start),
-                    Dictionary(uniqueKeysWithValues: engine.board.installedApps.map { ($0.bundleID, engine.board.state(of: $0.bundleID) ?? .notRunning) })
-                )
-            }.get()
             timeline = events.map(Self.normalized)
             failures += check(timeline, finalStates: states)
         } catch {
