@@ -9,20 +9,21 @@ extension Springboard {
     /// Throws when the input does not apply: to the current state
     /// (`againstState`), or at all (an app not installed, a wake with the
     /// system's own callback).
-    func validate(_ input: Input, againstState: Bool) throws(LifecycleError) {
-        func requireApp(_ id: String) throws(LifecycleError) -> AppRecord {
-            guard let record = apps[id] else { throw unknownApp(id) }
-            return record
+    mutating func validate(_ input: Input, againstState: Bool) throws(LifecycleError) {
+        /// Whether the app has a process; it must be installed.
+        func hasProcess(_ id: String) throws(LifecycleError) -> Bool {
+            guard let hasProcess = appHasProcess(id) else { throw unknownApp(id) }
+            return hasProcess
         }
         if !againstState {
-            if let id = input.app { _ = try requireApp(id) }
+            if let id = input.app { _ = try hasProcess(id) }
             if case .wake(_, let callback, _) = input { try Self.requireServiceCallback(callback) }
             return
         }
         let locked = overlays.contains(.lock)
         switch input {
         case .launch(let id):
-            _ = try requireApp(id)
+            _ = try hasProcess(id)
             if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
             if overlays.contains(.alert) {
                 throw LifecycleError(.alertShown, "a system alert is shown; dismiss it or reply first")
@@ -39,9 +40,9 @@ extension Springboard {
         case .switcherHide:
             if !overlays.contains(.switcher) { throw LifecycleError(.switcherHidden, "the app switcher is not shown") }
         case .switcherKill(let id):
-            let record = try requireApp(id)
+            let running = try hasProcess(id)
             if locked { throw LifecycleError(.deviceLocked, "the device is locked; unlock it first") }
-            if !record.hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
+            if !running { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .alertShow:
             if overlays.contains(.alert) { throw LifecycleError(.invalidState, "a system alert is already shown") }
         case .alertDismiss, .alertReply:
@@ -52,9 +53,9 @@ extension Springboard {
             break
         case .wake(let id, let callback, _):
             try Self.requireServiceCallback(callback)
-            if !(try requireApp(id)).hasProcess { throw LifecycleError(.notRunning, "\(id) is not running") }
+            if !(try hasProcess(id)) { throw LifecycleError(.notRunning, "\(id) is not running") }
         case .launchInBackground(let id, _):
-            if (try requireApp(id)).hasProcess { throw LifecycleError(.invalidState, "\(id) is already running") }
+            if try hasProcess(id) { throw LifecycleError(.invalidState, "\(id) is already running") }
         }
     }
 

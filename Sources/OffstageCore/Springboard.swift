@@ -85,9 +85,11 @@ public struct Springboard: Sendable {
     }
 
     enum Step: Sendable {
-        /// A submitted input. Its ticket is not kept: inputs run in the
-        /// order they were submitted (nothing removes one from the queue),
-        /// so the next to run has ticket ``lastInputRun`` + 1.
+        /// A submitted input queued behind work the system waits for (one
+        /// submitted to an idle system is expanded at once). Its ticket is
+        /// not kept: inputs run in the order they were submitted (nothing
+        /// removes one from the queue), so the next to run has ticket
+        /// ``lastInputRun`` + 1.
         case input(Input)
         case spawn(app: String, background: Bool)
         /// Deliver a callback; `state` overrides the state the app is told (nil: its current state).
@@ -296,9 +298,17 @@ public struct Springboard: Sendable {
     ///   names an app that is not installed.
     public mutating func submit(_ input: Input, at time: ClockTime) throws(LifecycleError) -> [SystemAction] {
         advanceNow(time)
-        try validate(input, againstState: isIdle)
-        lastInput += 1
-        work.append(.input(input))
+        if isIdle {
+            // At the head at once: checked once, against the state, and expanded.
+            try validate(input, againstState: true)
+            lastInput += 1
+            lastInputRun = lastInput
+            doNext(expand(input))
+        } else {
+            try validate(input, againstState: false)
+            lastInput += 1
+            work.append(.input(input))
+        }
         return run()
     }
 
@@ -387,6 +397,19 @@ public struct Springboard: Sendable {
     public mutating func nextDeadline() -> ClockTime? { timers.nextDeadline() }
 
     // MARK: Helpers
+
+    /// Whether the app has a process (nil: it is not installed), read in
+    /// place. `apps[id]?.hasProcess` makes a copy of the whole record
+    /// first, retaining and releasing each of its references (descriptor,
+    /// sets, dictionaries), which the optimizer does not avoid; the
+    /// dictionary's in-place access (`_modify`, as for an `inout`
+    /// argument) moves the record out and back instead. Every input is
+    /// checked with it. (For an app not installed the dictionary may grow
+    /// its storage, as for an insertion; nothing is inserted.)
+    mutating func appHasProcess(_ id: String) -> Bool? {
+        func read(_ record: inout AppRecord?) -> Bool? { record?.hasProcess }
+        return read(&apps[id])
+    }
 
     mutating func advanceNow(_ time: ClockTime) {
         if time > now { now = time }
