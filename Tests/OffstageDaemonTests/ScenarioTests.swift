@@ -214,6 +214,63 @@ struct ScenarioTests {
         if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
+    /// A launch whose input ran at once but whose app waits behind a hung
+    /// app (its spawn queued) is judged by the launch: the app that crashes
+    /// in it fails the step, as a launch that fails at once does, and a
+    /// later kill of an app that came up does not. It was judged as taken
+    /// when issued.
+    @Test func aLaunchStartingBehindAHungAppIsJudgedByItsLaunch() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("misbehaving/CrashAtLaunchApp")), \(Paths.sample("StateLab"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - at: 1s
+                do: launch com.offstage.tests.CrashAtLaunchApp
+                expectFailure: true
+              - do: launch \(stateLab)
+              - do: switcher kill \(stateLab)
+            end: 10s
+            expect:
+              com.offstage.tests.CrashAtLaunchApp: {finalState: notRunning}
+              \(stateLab): {finalState: notRunning}
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [])
+        // The crash came after the hung app's watchdog (5 s after 1 s), not when the step was issued.
+        #expect(outcome.timeline.first { $0.name == "crashed" }.map { formatSeconds($0.time) } == "6")
+        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+        // Not expected to fail, it fails naming the cause.
+        let failing = try await ScenarioRunner(
+            scenario: Scenario.parse(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""), file: "q.yaml"),
+            executableSearchPaths: [Paths.products]
+        ).run()
+        #expect(failing.failures.count == 1)
+        #expect(failing.failures.first?.hasPrefix(
+            "q.yaml:6: launch com.offstage.tests.CrashAtLaunchApp failed: com.offstage.tests.CrashAtLaunchApp did not launch: it crashed (signal ") == true,
+            "\(failing.failures)")
+        if let kept = failing.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    }
+
+    /// A launch whose app is still waiting behind a hung app when the run
+    /// ends never came up: it fails, saying so. It passed, judged when
+    /// issued.
+    @Test func aLaunchStillWaitingWhenTheRunEndsFails() async throws {
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("StateLab"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.offstage.tests.BlockingApp
+              - at: 1s
+                do: launch \(stateLab)
+            """
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        #expect(outcome.failures == [
+            "q.yaml:6: launch \(stateLab) never came up: it was still waiting behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
+        ])
+        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+    }
+
     /// Preferences changed in Settings: NSUserDefaultsDidChangeNotification,
     /// which the spec lists among the system changes, could not be made.
     /// The running app gets it now; a suspended one, once, when it returns.

@@ -99,7 +99,7 @@ extension Engine {
             }
             // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
             let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
-                .map(describe) ?? "it exited"
+                .map(Self.describe) ?? "it exited"
             // Only what this daemon's launch wrote (no spawn noted: nothing).
             let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
             return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
@@ -117,7 +117,7 @@ extension Engine {
     }
 
     /// What an error event says of an app that did not launch.
-    func describe(_ event: Event) -> String {
+    static func describe(_ event: Event) -> String {
         switch event.name {
         case "crashed":
             if let signal = event.detail["signal"]?.intValue {

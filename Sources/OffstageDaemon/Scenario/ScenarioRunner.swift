@@ -87,9 +87,11 @@ public struct ScenarioRunner {
             try checkAppNames(installed: Set(installed))
             onReady?()
             let start = try await daemon.engine.submit { $0.log.lastSeq }.get()
-            // Step failures, by step; steps queued behind a hung app are judged once they have run.
+            // Step failures, by step. A step still pending when it replied
+            // (queued behind a hung app, or a launch whose app waits behind
+            // one) is judged at the end, by what it did when it ran.
             var stepFailures: [Int: String] = [:]
-            var queued: [(step: Int, ticket: Int)] = []
+            var pending: [(step: Int, ticket: Int?, since: Int)] = []
             for (index, step) in scenario.steps.enumerated() {
                 onStep?(step)
                 let now = try await daemon.engine.submit { $0.now }.get()
@@ -99,9 +101,10 @@ public struct ScenarioRunner {
                 }
                 // An advance step only moves the clock, which the wait above did.
                 if step.action.first == "advance" { continue }
+                let since = try await daemon.engine.submit { $0.log.lastSeq }.get()
                 let reply = try await daemon.control(Self.request(for: step.action))
-                if case .ok(let result) = reply, let ticket = result["queued"]?.intValue {
-                    queued.append((index, ticket))
+                if case .ok(let result) = reply, result["pending"] != nil {
+                    pending.append((index, result["queued"]?.intValue, since))
                     continue
                 }
                 stepFailures[index] = judge(step, refusal: reply.failureMessage)
@@ -113,11 +116,12 @@ public struct ScenarioRunner {
                     try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
-            let (events, states, lastInputRun, blocker) = try await daemon.engine.submit { engine in
-                (
+            let (events, states, lastInputRun, blocker, launching) = try await daemon.engine.submit { engine in
+                let apps = engine.board.installedApps.map(\.bundleID)
+                return (
                     engine.log.events(after: start),
-                    Dictionary(uniqueKeysWithValues: engine.board.installedApps.map { ($0.bundleID, engine.board.state(of: $0.bundleID) ?? .notRunning) }),
-                    engine.board.lastInputRun, engine.board.waitingFor
+                    Dictionary(uniqueKeysWithValues: apps.map { ($0, engine.board.state(of: $0) ?? .notRunning) }),
+                    engine.board.lastInputRun, engine.board.waitingFor, Set(apps.filter(engine.board.isLaunchPending))
                 )
             }.get()
             // The refusals of inputs that ran queued, by ticket.
@@ -125,15 +129,26 @@ public struct ScenarioRunner {
             for event in events where event.kind == .error && event.name == "refused" {
                 if let ticket = event.detail["ticket"]?.intValue { refusals[ticket] = event.detail["reason"]?.stringValue ?? "refused" }
             }
-            for (index, ticket) in queued {
+            let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
+            let giveAnEnd = "when the run ended (give the run an end past that app's watchdog)"
+            for (index, ticket, since) in pending {
                 let step = scenario.steps[index]
-                if ticket <= lastInputRun {
-                    stepFailures[index] = judge(step, refusal: refusals[ticket])
-                } else {
+                let words = "\(scenario.file):\(step.line): \(step.action.joined(separator: " "))"
+                if let ticket, ticket > lastInputRun {
                     // It never took effect, nor was refused: neither outcome can be checked.
-                    let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
-                    stepFailures[index] =
-                        "\(scenario.file):\(step.line): \(step.action.joined(separator: " ")) never ran: it was still queued\(behind) when the run ended (give the run an end past that app's watchdog)"
+                    stepFailures[index] = "\(words) never ran: it was still queued\(behind) \(giveAnEnd)"
+                } else if let ticket, let refusal = refusals[ticket] {
+                    stepFailures[index] = judge(step, refusal: refusal)
+                } else if step.action.first == "launch", step.action.count > 1 {
+                    let app = step.action[1]
+                    if launching.contains(app) {
+                        let waiting = blocker == app ? " it had not said hello" : " it was still waiting\(behind)"
+                        stepFailures[index] = "\(words) never came up:\(waiting) \(giveAnEnd)"
+                    } else {
+                        stepFailures[index] = judge(step, refusal: Self.launchFailure(of: app, since: since, in: events))
+                    }
+                } else {
+                    stepFailures[index] = judge(step, refusal: nil)
                 }
             }
             failures += stepFailures.sorted { $0.key < $1.key }.map(\.value)
@@ -164,6 +179,40 @@ public struct ScenarioRunner {
         default:
             return nil
         }
+    }
+
+    /// Why the launch of `app` a `launch` step waited for failed, or nil
+    /// when the app came up, judged from the log as the step would have
+    /// been had nothing held the launch up: it fails when the app died
+    /// before its launch callbacks (`application:willFinishLaunchingWithOptions:`,
+    /// `application:didFinishLaunchingWithOptions:`, `applicationDidBecomeActive:`)
+    /// were done, of a crash, an exit, a watchdog, a failed spawn or a
+    /// protocol violation. The launch is the app's first spawn after the
+    /// step (`since`), or the one under way when the step was issued.
+    static func launchFailure(of app: String, since: Int, in events: [Event]) -> String? {
+        let own = events.filter { $0.app == app }
+        let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
+        guard let start = own.firstIndex(where: { $0.seq > since && isSpawn($0) }) ?? own.lastIndex(where: isSpawn)
+        else { return nil }
+        let launchCallbacks = [
+            CallbackName.willFinishLaunching.rawValue, CallbackName.didFinishLaunching.rawValue,
+            CallbackName.didBecomeActive.rawValue,
+        ]
+        let deaths: Set<String> = ["crashed", "exited", "watchdogTimeout", "launchTimeout", "launchFailed"]
+        var delivered = 0
+        for event in own[(start + 1)...] {
+            if isSpawn(event) { return nil }
+            if event.kind == .callback {
+                // Another callback: the launch was done.
+                guard delivered < launchCallbacks.count, event.name == launchCallbacks[delivered] else { return nil }
+                delivered += 1
+            } else if deaths.contains(event.name) || (event.name == "protocolViolation" && event.detail["killed"] == true) {
+                // Died after its launch, with nothing in flight, or in a later callback.
+                if delivered == launchCallbacks.count, event.detail["callback"]?.stringValue != launchCallbacks.last { return nil }
+                return "\(app) did not launch: \(Engine.describe(event))"
+            }
+        }
+        return nil
     }
 
     /// Moves the private daemon's clock on; a refusal (past the clock's
