@@ -107,16 +107,36 @@ struct AppHostIntegrationTests {
 
     /// An app that never says hello is named by a sentence, as other
     /// causes are: it was `launchTimeout {"code":"0x8badf00d","limit":20}`.
+    /// In virtual time, the watchdog fires once the app has written its
+    /// line (it says so through a FIFO), however long `/bin/sh` took to
+    /// start: on a 0.3 s real-time limit, a loaded machine's shell had not
+    /// always written it.
     @Test func aLaunchThatNeverSaysHelloSaysSo() async throws {
+        // Virtual time: the launch waits this long in real time for the
+        // hello, and its watchdog fires at this virtual time.
         var policy = LifecyclePolicy.default
-        policy.launchLimit = .milliseconds(300)
-        let test = try await TestDaemon.start(policy: policy)
+        policy.launchLimit = .seconds(60)
+        let test = try await TestDaemon.start(clock: .virtual, policy: policy)
         defer { Task { await test.stop() } }
-        let app = try scriptApp("com.example.Silent", in: test.directory, script: "#!/bin/sh\necho waiting\nexec sleep 60\n")
+        let written = test.directory + "/written"
+        try #require(mkfifo(written, 0o600) == 0)
+        // Opened first, so the app's `echo >` does not wait for a reader; nonblocking, so this does not wait for a writer.
+        let reader = open(written, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let app = try scriptApp(
+            "com.example.Silent", in: test.directory, script: "#!/bin/sh\necho waiting\necho written > '\(written)'\nexec sleep 60\n")
         try await test.ok(["command": "install", "path": .string(app)])
-        let message = try await test.refused(["command": "launch", "app": "com.example.Silent"])
+        async let launched = test.refused(["command": "launch", "app": "com.example.Silent"])
+        try #require(awaitReadable(reader, within: .seconds(30)))
+        // The clock reaches the launch's watchdog (as `clock advance` would, without waiting for the launch first).
+        try await test.daemon.engine.submit { engine in
+            engine.clock.set(engine.now + .seconds(60))
+            engine.perform(engine.board.advance(to: engine.now))
+        }.get()
+        let message = try await launched
         #expect(
-            message == "com.example.Silent did not launch: it never said hello, and the watchdog killed it after 0.3 s (0x8badf00d); "
+            message == "com.example.Silent did not launch: it never said hello, and the watchdog killed it after 60 s (0x8badf00d); "
                 + "its log: \(test.directory)/data/logs/com.example.Silent.log, which ends: waiting")
         await test.stop()
     }
