@@ -71,6 +71,9 @@ extension Springboard {
         }
     }
 
+    /// The input's steps. Only for an input just checked against the state
+    /// (``validate(_:againstState:)``): what that check rules out is a
+    /// precondition here.
     mutating func expand(_ input: Input) -> [Step] {
         switch input {
         case .launch(let id):
@@ -189,7 +192,7 @@ extension Springboard {
             return steps
 
         case .wake(let id, let callback, let detail):
-            guard let record = apps[id], record.hasProcess else { return [] }  // checked just before
+            guard let record = apps[id], record.hasProcess else { preconditionFailure("wake \(id): checked just before it expands") }
             var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "wake", detail: ["callback": .string(callback)]))]
             if record.state == .suspended {
                 steps += [
@@ -203,7 +206,7 @@ extension Springboard {
             return steps
 
         case .launchInBackground(let id, let options):
-            guard let record = apps[id], !record.hasProcess else { return [] }  // checked just before
+            precondition(apps[id]?.hasProcess == false, "launch-background \(id): checked just before it expands")
             return launchSteps(id, background: true, options: options)
         }
     }
