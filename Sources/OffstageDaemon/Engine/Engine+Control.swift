@@ -92,17 +92,14 @@ extension Engine {
             board.state(of: app) == .notRunning
         {
             if board.isLaunchPending(app) {
-                let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
-                var pending: [String: JSONValue] = ["pending": .string("\(app) is still launching\(blocker)")]
-                if let queued { pending["queued"] = JSONValue(queued) }
-                return .ok(.object(pending))
+                // Queued, the launch is still to be checked (and may be refused): said below, as for any input.
+                if queued == nil {
+                    let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
+                    return .ok(["pending": .string("\(app) is still launching\(blocker)")])
+                }
+            } else {
+                return launchFailure(app, errors: errors)
             }
-            // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
-            let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
-                .map(Self.describe) ?? "it exited"
-            // Only what this daemon's launch wrote (no spawn noted: nothing).
-            let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
-            return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
         }
         if case .object(var members) = result {
             if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }
@@ -114,6 +111,17 @@ extension Engine {
             result = .object(members)
         }
         return .ok(result)
+    }
+
+    /// A `launch` whose app did not come up: the cause, the app's log and
+    /// the last line the launch wrote in it.
+    func launchFailure(_ app: String, errors: [Event]) -> ControlReply {
+        // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
+        let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
+            .map(Self.describe) ?? "it exited"
+        // Only what this daemon's launch wrote (no spawn noted: nothing).
+        let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
+        return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
     }
 
     /// What an error event says of an app that did not launch.
