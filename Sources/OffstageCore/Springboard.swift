@@ -56,7 +56,11 @@ public struct Springboard: Sendable {
             }
         }
 
-        /// The input in the CLI's words (`lock`, `switcher kill ID`), for the log.
+        /// The input as a command or a scenario step says it (`lock`,
+        /// `switcher kill ID`, `device battery`; `wake ID CALLBACK` and
+        /// `launch-background ID`, which only scenarios have), without the
+        /// value a device change sets: for a refusal's event and a queued
+        /// command's warning.
         public var description: String {
             switch self {
             case .launch(let app): "launch \(app)"
@@ -71,7 +75,14 @@ public struct Springboard: Sendable {
             case .alertReply: "alert reply"
             case .memoryWarning: "memory warning"
             case .memoryPressure: "memory pressure"
-            case .deviceChange(let name, _): "device \(name.rawValue)"
+            case .deviceChange(let name, _):
+                switch name {
+                case .batteryLevel: "device battery"
+                case .orientation: "device orientation"
+                case .locale: "device locale"
+                case .significantTimeChange: "device time-jump"
+                case .userDefaults: "device defaults"
+                }
             case .wake(let app, let callback, _): "wake \(app) \(callback)"
             case .launchInBackground(let app, _): "launch-background \(app)"
             }

@@ -415,6 +415,24 @@ struct PolicyTests {
         #expect(device.board.overlaysShown.locked)
     }
 
+    /// A queued input is named (its `refused` event's `input`, the pending
+    /// warning) as a command or a scenario step says it: a device change
+    /// was its notification's name, `device UIDeviceBatteryLevelDidChangeNotification`.
+    @Test func aQueuedInputIsNamedAsACommandSaysIt() {
+        let inputs: [Springboard.Input] = [
+            .lock, .switcherKill(lab), .memoryPressure(bytes: nil, residentMemory: [:]),
+            .deviceChange(.batteryLevel, ["level": 0.2]), .deviceChange(.orientation, ["orientation": "faceUp"]),
+            .deviceChange(.locale, ["locale": "fr_FR"]), .deviceChange(.significantTimeChange, .emptyObject),
+            .deviceChange(.userDefaults, .emptyObject), .wake(lab, callback: "application:performFetchWithCompletionHandler:", detail: .emptyObject),
+            .launchInBackground(lab, options: .emptyObject),
+        ]
+        #expect(inputs.map(\.description) == [
+            "lock", "switcher kill \(lab)", "memory pressure", "device battery", "device orientation", "device locale",
+            "device time-jump", "device defaults", "wake \(lab) application:performFetchWithCompletionHandler:",
+            "launch-background \(lab)",
+        ])
+    }
+
     /// An input that needs one queued before it to have run (an unlock
     /// after a queued lock, a switcher kill of an app whose launch is
     /// queued) is taken: it was refused when issued.
