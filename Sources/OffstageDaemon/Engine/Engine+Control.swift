@@ -78,8 +78,8 @@ extension Engine {
         _ reply: ControlReply, request: JSONValue, since seq: Int, submitted: (ticket: Int, input: Springboard.Input)? = nil
     ) -> ControlReply {
         log.flush()
-        guard case .ok(var result) = reply else { return reply }
-        let errors = log.events(after: seq).filter { $0.kind == .error }
+        guard case .ok(let result) = reply else { return reply }
+        let errors = log.errors(after: seq)
         var queued: Int?
         if let submitted {
             if !board.hasRun(input: submitted.ticket) {
@@ -101,16 +101,15 @@ extension Engine {
                 return launchFailure(app, errors: errors)
             }
         }
-        if case .object(var members) = result {
-            if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }
-            if let queued, let submitted {
-                let blocker = board.waitingFor.map { " behind \($0), which has not answered" } ?? ""
-                members["pending"] = .string("\(submitted.input) is queued\(blocker); it is checked when it runs")
-                members["queued"] = JSONValue(queued)
-            }
-            result = .object(members)
+        // Most replies go as they are: the object is taken apart only to add to it.
+        guard !errors.isEmpty || queued != nil, case .object(var members) = result else { return reply }
+        if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }
+        if let queued, let submitted {
+            let blocker = board.waitingFor.map { " behind \($0), which has not answered" } ?? ""
+            members["pending"] = .string("\(submitted.input) is queued\(blocker); it is checked when it runs")
+            members["queued"] = JSONValue(queued)
         }
-        return .ok(result)
+        return .ok(.object(members))
     }
 
     /// A `launch` whose app did not come up: the cause, the app's log and

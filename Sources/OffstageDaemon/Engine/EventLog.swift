@@ -130,15 +130,25 @@ public final class EventLog {
     /// Events after `seq`, optionally for one app. Events are in `seq`
     /// order, so the start is found by binary search, not a scan.
     public func events(after seq: Int = 0, app: String? = nil) -> [Event] {
+        let tail = events[firstIndex(after: seq)...]
+        guard let app else { return Array(tail) }
+        return tail.filter { $0.app == app }
+    }
+
+    /// The `error` events after `seq` (what a command caused, for its reply).
+    public func errors(after seq: Int) -> [Event] {
+        events[firstIndex(after: seq)...].filter { $0.kind == .error }
+    }
+
+    /// The index of the first event kept with a seq above `seq`.
+    private func firstIndex(after seq: Int) -> Int {
         var low = 0
         var high = events.count
         while low < high {
             let middle = (low + high) / 2
             if events[middle].seq <= seq { low = middle + 1 } else { high = middle }
         }
-        let tail = events[low...]
-        guard let app else { return Array(tail) }
-        return tail.filter { $0.app == app }
+        return low
     }
 
     /// The largest seq a request may name: JSON numbers keep integers
