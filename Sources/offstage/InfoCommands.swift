@@ -66,8 +66,15 @@ struct EventsCommand: ParsableCommand {
         let installed = json ? [] : client.lookUp(["command": "apps"])?.arrayValue?.compactMap { $0["bundleID"]?.stringValue } ?? []
         var naming = AppNaming(bundleIDs: installed + events.compactMap { $0["app"]?.stringValue })
         // One time column for the lines printed; a follower's widens when it must.
-        var width = Event.timeWidth(for: json ? [] : events.compactMap { try? Event(json: $0) })
-        for event in events { show(event, &naming, &width) }
+        var width = 6
+        if json {
+            for event in events { printJSON(event) }
+        } else {
+            // Read once, for the column's width and the lines.
+            let parsed = events.compactMap { try? Event(json: $0) }
+            width = Event.timeWidth(for: parsed)
+            for event in parsed { showLine(event, &naming, &width) }
+        }
         guard follow else { return }
         // The daemon follows a bundle id nobody knows yet (an app installed
         // later), and says so: a typo would look like "no events yet".
@@ -96,10 +103,15 @@ struct EventsCommand: ParsableCommand {
         if self.json {
             printJSON(json)
         } else if let event = try? Event(json: json) {
-            if let app = event.app { naming.insert(app) }
-            width = max(width, Event.timeWidth(for: [event]))
-            printLine(event.humanLine(naming: naming, timeWidth: width))
+            showLine(event, &naming, &width)
         }
+    }
+
+    /// Prints the event's line, its time in a column `width` wide (widened when it must be).
+    func showLine(_ event: Event, _ naming: inout AppNaming, _ width: inout Int) {
+        if let app = event.app { naming.insert(app) }
+        width = max(width, Event.timeWidth(for: CollectionOfOne(event)))
+        printLine(event.humanLine(naming: naming, timeWidth: width))
     }
 }
 
