@@ -195,9 +195,7 @@ extension Springboard {
             guard let record = apps[id], record.hasProcess else { preconditionFailure("wake \(id): checked just before it expands") }
             var steps: [Step] = [.log(LogEntry(kind: .system, app: id, name: "wake", detail: ["callback": .string(callback)]))]
             if record.state == .suspended {
-                steps += [
-                    .thaw(app: id), .setState(app: id, .background), .openWakeWindow(app: id), .deliverQueued(app: id),
-                ]
+                steps += [.resume(app: id), .openWakeWindow(app: id), .deliverQueued(app: id)]
             } else if record.state == .background, record.wakeWindowEnd != nil {
                 steps.append(.openWakeWindow(app: id))  // each wake gets its own window
             }
@@ -309,14 +307,14 @@ extension Springboard {
     /// tasks (with a budget from the thaw, as after a wake), and its
     /// remaining time is not 0.
     func foregroundSteps(_ id: String) -> [Step] {
-        var steps: [Step] = [.thaw(app: id)]
-        if apps[id]?.state == .suspended { steps.append(.setState(app: id, .background)) }
-        steps += [
-            .callback(app: id, name: CallbackName.willEnterForeground.rawValue, state: .background, detail: .emptyObject),
-            .setState(app: id, .inactive),
-            .deliverQueued(app: id),
-        ]
-        if overlays.isEmpty { steps += becomeActiveSteps(id) }
+        var steps: [Step] = []
+        steps.reserveCapacity(6)
+        steps.append(.resume(app: id))
+        steps.append(
+            .callback(app: id, name: CallbackName.willEnterForeground.rawValue, state: .background, detail: .emptyObject))
+        steps.append(.setState(app: id, .inactive))
+        steps.append(.deliverQueued(app: id))
+        if overlays.isEmpty { steps.append(contentsOf: becomeActiveSteps(id)) }
         return steps
     }
 

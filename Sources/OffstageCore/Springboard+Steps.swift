@@ -72,6 +72,11 @@ extension Springboard {
             apps[app] = record
             actions.append(.thaw(app: app))
 
+        case .resume(let app):
+            guard let record = apps[app], record.hasProcess else { return }
+            if record.frozen { perform(.thaw(app: app)) }
+            if record.state == .suspended { setState(app, .background) }
+
         case .evaluateSuspension(let app):
             guard let record = apps[app], record.state == .background, record.tasks.isEmpty,
                 record.activeModes.isEmpty

@@ -108,6 +108,10 @@ public struct Springboard: Sendable {
         case setState(app: String, AppState)
         case freeze(app: String)
         case thaw(app: String)
+        /// Thaw the app if it is frozen and bring it from suspended into the
+        /// background, where it runs what follows (a wake's callback,
+        /// `applicationWillEnterForeground:`); decided when it runs.
+        case resume(app: String)
         case evaluateSuspension(app: String)
         case kill(app: String, reason: String)
         case timerDue(app: String, timer: Int)
@@ -127,7 +131,7 @@ public struct Springboard: Sendable {
             switch self {
             case .input, .log: return nil
             case .spawn(let app, _), .callback(let app, _, _, _), .setState(let app, _), .freeze(let app),
-                .thaw(let app), .evaluateSuspension(let app), .kill(let app, _), .timerDue(let app, _),
+                .thaw(let app), .resume(let app), .evaluateSuspension(let app), .kill(let app, _), .timerDue(let app, _),
                 .expireTasks(let app), .expireTask(let app, _), .deliverQueued(let app), .openWakeWindow(let app), .background(let app),
                 .terminateFromSwitcher(let app):
                 return app
