@@ -155,7 +155,9 @@ public struct AppProcessHost: Sendable {
     /// Kills process group `group` (SIGKILL), and nothing else: the
     /// processes an app started, left in the group it led after the app
     /// itself died.
-    public func terminateGroup(_ group: Int32) { _ = kill(-group, SIGKILL) }
+    /// - Returns: whether the signal was sent (the group may have emptied since).
+    @discardableResult
+    public func terminateGroup(_ group: Int32) -> Bool { kill(-group, SIGKILL) == 0 }
 
     /// The live processes in each of `groups` (`/proc/PID/stat` field 5),
     /// in pid order, from one reading of `/proc`; a group with none is left
@@ -174,8 +176,10 @@ public struct AppProcessHost: Sendable {
         return members.mapValues { $0.sorted() }
     }
 
-    /// Whether the process's environment (as it was given at its `exec`,
-    /// `/proc/PID/environ`) holds exactly the entry `entry` (`NAME=value`).
+    /// Whether the process's environment (`/proc/PID/environ`: the one it
+    /// was given at its `exec`, as those bytes are now; a program that
+    /// rewrites its title overwrites them) holds exactly the entry `entry`
+    /// (`NAME=value`).
     /// False when it cannot be read: another user's process, or one gone.
     public static func environment(of pid: Int32, contains entry: String) -> Bool {
         guard let data = readWhole("/proc/\(pid)/environ") else { return false }

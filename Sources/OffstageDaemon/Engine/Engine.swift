@@ -191,7 +191,7 @@ public final class Engine {
         guard started == nil || started == process.startTicks, let token = process.token, let left = groups[pid],
             left.contains(where: { AppProcessHost.environment(of: $0, contains: AppEnvironment.token + "=" + token) })
         else { return }
-        host.terminateGroup(pid)
+        guard host.terminateGroup(pid) else { return }
         record(LogEntry(
             kind: .system, app: process.bundleID, name: "orphanKilled",
             detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0)) })]))
