@@ -209,34 +209,24 @@ struct PersistenceTests {
         await test.stop()
     }
 
-    /// The app's group emptied, its pid was reused by a process that made
-    /// a group of its own and left it leaderless: a group with the recorded
-    /// pgid, its processes started after the app, but none of them carries
-    /// the launch's token. It was killed (the start times could not tell).
-    @Test func aReusedLeaderlessGroupWithoutTheAppsTokenIsNotSignalled() async throws {
+    /// A leaderless group with the recorded pgid, whose processes started
+    /// after the app, is not signalled when nothing shows it is the app's:
+    /// - the app's group emptied and its pid was reused by a process that
+    ///   made a group of its own and left it leaderless: none of its
+    ///   processes carries the launch's token (it was killed: the start
+    ///   times could not tell);
+    /// - the record is from another boot (the machine restarted since):
+    ///   start times count from the boot, and a group with its pid now is
+    ///   another's, even one whose processes carry its token.
+    @Test(arguments: [(groupToken: "another", recordedBoot: AppProcessHost.bootID), ("t0k3n", "another-boot")])
+    func aLeaderlessGroupNotShownToBeTheAppsIsNotSignalled(groupToken: String, recordedBoot: String?) async throws {
         let directory = try temporaryDirectory()
-        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "another")
-        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n")
+        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: groupToken)
+        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n", bootID: recordedBoot)
         defer { kill(left, SIGKILL) }
         let test = try await TestDaemon.start(directory: directory)
         defer { Task { await test.stop() } }
         // The orphans are reaped in the daemon's start, before it returns.
-        #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
-        let events = try await test.events()
-        #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])
-        await test.stop()
-    }
-
-    /// A record from another boot (the machine restarted since) names
-    /// nothing alive: start times count from the boot, and a group with its
-    /// pid now is another's, even one whose processes carry its token.
-    @Test func aGroupRecordedInAnotherBootIsNotSignalled() async throws {
-        let directory = try temporaryDirectory()
-        let (leader, ticks, left) = try leaderlessGroup(in: directory, token: "t0k3n")
-        try recordOrphan(in: directory, pid: leader, ticks: ticks, token: "t0k3n", bootID: "another-boot")
-        defer { kill(left, SIGKILL) }
-        let test = try await TestDaemon.start(directory: directory)
-        defer { Task { await test.stop() } }
         #expect(kill(left, 0) == 0 && AppProcessHost.state(of: left) != "Z")
         let events = try await test.events()
         #expect(events.suffix(2).map(\.name) == ["daemonStarted", "notRunning"])

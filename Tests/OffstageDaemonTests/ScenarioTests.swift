@@ -144,6 +144,14 @@ struct ScenarioTests {
         }
     }
 
+    /// Runs `yaml` as `q.yaml` with the built apps, and removes the data
+    /// directory a failed run keeps (the outcome holds its timeline).
+    func runQueued(_ yaml: String) async throws -> ScenarioRunner.Outcome {
+        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
+        return outcome
+    }
+
     /// Steps queued behind a hung app are judged when they run: the
     /// second lock is refused and the launch on the locked device too (both
     /// went through, judged when issued), and the unlock after the queued
@@ -168,7 +176,7 @@ struct ScenarioTests {
               com.offstage.tests.BlockingApp: {finalState: notRunning}
               \(stateLab): {finalState: active}
             """
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         let refused = outcome.timeline.filter { $0.name == "refused" }.map { [formatSeconds($0.time), $0.detail["input"]?.stringValue] }
         #expect(refused == [["6", "lock"], ["6", "launch \(stateLab)"]])
@@ -189,10 +197,9 @@ struct ScenarioTests {
               - do: lock
 
             """ + String(repeating: "  - do: lock\n    expectFailure: true\n", count: refusals) + "end: 10s\n"
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         #expect(outcome.timeline.filter { $0.name == "refused" }.count == refusals)
-        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
     /// A step still queued behind a hung app when the run ends never took
@@ -207,11 +214,10 @@ struct ScenarioTests {
                 do: home
               - do: lock
             """
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [
             "q.yaml:7: lock never ran: it was still queued behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
         ])
-        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
     /// A launch whose input ran at once but whose app waits behind a hung
@@ -235,21 +241,16 @@ struct ScenarioTests {
               com.offstage.tests.CrashAtLaunchApp: {finalState: notRunning}
               \(stateLab): {finalState: notRunning}
             """
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         // The crash came after the hung app's watchdog (5 s after 1 s), not when the step was issued.
         #expect(outcome.timeline.first { $0.name == "crashed" }.map { formatSeconds($0.time) } == "6")
-        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
         // Not expected to fail, it fails naming the cause.
-        let failing = try await ScenarioRunner(
-            scenario: Scenario.parse(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""), file: "q.yaml"),
-            executableSearchPaths: [Paths.products]
-        ).run()
+        let failing = try await runQueued(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""))
         #expect(failing.failures.count == 1)
         #expect(failing.failures.first?.hasPrefix(
             "q.yaml:6: launch com.offstage.tests.CrashAtLaunchApp failed: com.offstage.tests.CrashAtLaunchApp did not launch: it crashed (signal ") == true,
             "\(failing.failures)")
-        if let kept = failing.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
     /// A launch whose app is still waiting behind a hung app when the run
@@ -264,11 +265,10 @@ struct ScenarioTests {
               - at: 1s
                 do: launch \(stateLab)
             """
-        let outcome = try await ScenarioRunner(scenario: Scenario.parse(yaml, file: "q.yaml"), executableSearchPaths: [Paths.products]).run()
+        let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [
             "q.yaml:6: launch \(stateLab) never came up: it was still waiting behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
         ])
-        if let kept = outcome.dataDirectory { try? FileManager.default.removeItem(atPath: (kept as NSString).deletingLastPathComponent) }
     }
 
     /// Preferences changed in Settings: NSUserDefaultsDidChangeNotification,
