@@ -26,12 +26,13 @@ let commandLimit: Duration = .seconds(90)
 ///   - directory: the command's working directory (this process's by default).
 ///   - input: its standard input, through a pipe (a small text: written at
 ///     once, then the pipe closed).
+///   - executable: what runs (a shell that runs `offstage`: ``runInShell(_:_:in:)``).
 func runOffstage(
     _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil, input: [UInt8]? = nil,
-    within limit: Duration = commandLimit
+    within limit: Duration = commandLimit, executable: String = Paths.products + "/offstage"
 ) throws -> CommandRun {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Paths.products + "/offstage")
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -57,19 +58,7 @@ func runOffstage(
 /// `$1`… the `arguments`, to its end: for arguments `Process` cannot pass
 /// (it takes Strings only), such as file names that are not UTF-8.
 func runInShell(_ script: String, _ arguments: String..., in dir: URL) throws -> CommandRun {
-    let shell = Process()
-    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-    shell.arguments = ["-c", script, Paths.products + "/offstage"] + arguments
-    shell.currentDirectoryURL = dir
-    let (out, err) = (Pipe(), Pipe())
-    shell.standardOutput = out
-    shell.standardError = err
-    try shell.run()
-    let output = drain([out.fileHandleForReading, err.fileHandleForReading], of: shell, within: commandLimit)
-    shell.waitUntilExit()
-    return CommandRun(
-        status: shell.terminationStatus, stdout: String(decoding: output[0], as: UTF8.self),
-        stderr: String(decoding: output[1], as: UTF8.self))
+    try runOffstage(["-c", script, Paths.products + "/offstage"] + arguments, in: dir.path, executable: "/bin/sh")
 }
 
 /// Reads `handles` to their ends together (a command filling one pipe never

@@ -169,7 +169,7 @@ public struct AppProcessHost: Sendable {
         for entry in entries {
             // fields[0] is the state (field 3): the group (field 5) is at index 2.
             guard let pid = Int32(entry), let fields = statFields(of: pid), fields.count > 2,
-                let group = Int32(fields[2]), groups.contains(group), !isDead(fields[0])
+                let group = Int32(fields[2]), groups.contains(group), !isDead(fields[0].first ?? "?")
             else { continue }
             members[group, default: []].append(pid)
         }
@@ -197,7 +197,7 @@ public struct AppProcessHost: Sendable {
     }()
 
     /// A zombie (`Z`) or a process being torn down (`X`): dead, not to be killed again.
-    static func isDead(_ state: Substring) -> Bool { state == "Z" || state == "X" }
+    public static func isDead(_ state: Character) -> Bool { state == "Z" || state == "X" }
 
     /// Signals the group `pid` leads, or `pid` alone if it leads none (a
     /// process recorded by an older daemon).

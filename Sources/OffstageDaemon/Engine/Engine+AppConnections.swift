@@ -126,7 +126,7 @@ extension Engine {
             let engine = bound.value
             guard let process = engine.processes[identity.bundleID], process.launch == identity.launch,
                 // Exited but not yet reported (its wait thread is late): not a violation.
-                let state = AppProcessHost.state(of: process.pid), state != "Z", state != "X"
+                let state = AppProcessHost.state(of: process.pid), !AppProcessHost.isDead(state)
             else { return }
             engine.violation(
                 app: identity.bundleID, launch: identity.launch, reason: "closed its connection while running", detail: [:])

@@ -84,8 +84,8 @@ extension Engine {
         if let submitted {
             if !board.hasRun(input: submitted.ticket) {
                 queued = submitted.ticket
-            } else if let refusal = errors.first(where: { $0.name == "refused" && $0.detail["ticket"]?.intValue == submitted.ticket }) {
-                return .failure(refusal.detail["reason"]?.stringValue ?? "refused")
+            } else if let refusal = errors.lazy.compactMap(\.refusal).first(where: { $0.ticket == submitted.ticket }) {
+                return .failure(refusal.reason)
             }
         }
         if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,

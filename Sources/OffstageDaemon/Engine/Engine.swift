@@ -181,7 +181,7 @@ public final class Engine {
         let pid = process.pid
         let started = AppProcessHost.startTicks(of: pid)
         // Its pid is still the app's: alive, or a zombie nobody reaped (not killed again).
-        if started == process.startTicks, let state = AppProcessHost.state(of: pid), state != "Z", state != "X" {
+        if started == process.startTicks, let state = AppProcessHost.state(of: pid), !AppProcessHost.isDead(state) {
             host.terminate(pid)
             record(LogEntry(kind: .system, app: process.bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
             return

@@ -129,3 +129,11 @@ public struct AppNaming: Sendable {
         bundleID.split(separator: ".").last.map(String.init) ?? bundleID
     }
 }
+
+extension Event {
+    /// A queued input refused when it ran (`refused`): its ticket and why.
+    public var refusal: (ticket: Int, reason: String)? {
+        guard kind == .error, name == "refused", let ticket = detail["ticket"]?.intValue else { return nil }
+        return (ticket, detail["reason"]?.stringValue ?? "refused")
+    }
+}

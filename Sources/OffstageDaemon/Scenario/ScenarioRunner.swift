@@ -101,7 +101,8 @@ public struct ScenarioRunner {
                 }
                 // An advance step only moves the clock, which the wait above did.
                 if step.action.first == "advance" { continue }
-                let since = try await daemon.engine.submit { $0.log.lastSeq }.get()
+                // Where a launch's own events start (a pending one is judged by them).
+                let since = step.action.first == "launch" ? try await daemon.engine.submit { $0.log.lastSeq }.get() : 0
                 let reply = try await daemon.control(Self.request(for: step.action))
                 if case .ok(let result) = reply, result["pending"] != nil {
                     pending.append((index, result["queued"]?.intValue, since))
@@ -126,9 +127,7 @@ public struct ScenarioRunner {
             }.get()
             // The refusals of inputs that ran queued, by ticket.
             var refusals: [Int: String] = [:]
-            for event in events where event.kind == .error && event.name == "refused" {
-                if let ticket = event.detail["ticket"]?.intValue { refusals[ticket] = event.detail["reason"]?.stringValue ?? "refused" }
-            }
+            for refusal in events.lazy.compactMap(\.refusal) { refusals[refusal.ticket] = refusal.reason }
             let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
             let giveAnEnd = "when the run ended (give the run an end past that app's watchdog)"
             for (index, ticket, since) in pending {
