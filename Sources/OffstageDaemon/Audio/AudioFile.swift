@@ -40,8 +40,6 @@ public final class AudioFile {
     public let channelPositions: [pa_channel_position_t]?
     private let formatCode: Int32
     private let handle: OpaquePointer
-    /// For an MP3 without a header stating its length, the frames it holds (``MPEGLength``).
-    private let countedMPEGFrames: Int?
 
     /// Bytes per interleaved frame of decoded audio.
     public var bytesPerFrame: Int { channels * sampleKind.size }
@@ -56,9 +54,9 @@ public final class AudioFile {
         self.path = path
         switch FileKind(atPath: path) {
         case nil:
-            // Missing, or not reachable: a symbolic link loop was "no such file".
-            var info = stat()
-            let reason = stat(path, &info) == 0 ? ENOENT : errno
+            // Missing, or not reachable: a symbolic link loop was "no such
+            // file". FileKind's stat just failed, and errno says why.
+            let reason = errno
             guard reason == ENOENT else {
                 throw AudioError(.fileNotFound, "\(path): cannot open: \(String(cString: strerror(reason)))")
             }
@@ -101,8 +99,9 @@ public final class AudioFile {
         sampleRate = Int(info.samplerate)
         channels = Int(info.channels)
         channelPositions = Self.channelPositions(handle, channels: channels)
-        countedMPEGFrames =
-            info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) ? MPEGLength.countedFrames(path: path, libsndfileFrames: libsndfileFrames) : nil
+        // For an MP3 without a header stating its length, the frames it holds.
+        let countedMPEGFrames =
+            Self.isMPEG(info.format) ? MPEGLength.countedFrames(path: path, libsndfileFrames: libsndfileFrames) : nil
         // libsndfile reads no further than its count: a longer one counted is refused by check().
         frames = min(libsndfileFrames, countedMPEGFrames ?? libsndfileFrames)
         formatName = Self.majorFormatName(info.format)
@@ -115,7 +114,7 @@ public final class AudioFile {
             sampleKind = .float32
         }
         // A FLAC counted by decoding it whole has shown its last frames decode.
-        try check(tail: !countedFLAC)
+        try check(tail: !countedFLAC, countedMPEGFrames: countedMPEGFrames)
     }
 
     deinit { sf_close(handle) }
@@ -240,7 +239,7 @@ public final class AudioFile {
     static let sizeLabels: Set<String> = ["RIFF", "RIFX", "data", "FORM", "SSND", "Data Size", "BODY", "riff", "Riff size"]
 
     /// - Parameter tail: whether to check that the last frames decode.
-    private func check(tail checkingTheTail: Bool) throws(AudioError) {
+    private func check(tail checkingTheTail: Bool, countedMPEGFrames: Int?) throws(AudioError) {
         // libsndfile reads up to 1024 channels (SF_MAX_CHANNELS): a file of
         // 33 is described, and refused for playback (``forPlayback(path:)``),
         // not called corrupt.
@@ -280,7 +279,9 @@ public final class AudioFile {
     }
 
     /// Whether the file is MPEG audio (MP3).
-    public var isMPEG: Bool { formatCode & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) }
+    public var isMPEG: Bool { Self.isMPEG(formatCode) }
+
+    private static func isMPEG(_ format: Int32) -> Bool { format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_MPEG) }
 
     /// The frames a decoder may come short of the header's count at the
     /// end of a sound file (MP3 encoder padding) before the file counts as

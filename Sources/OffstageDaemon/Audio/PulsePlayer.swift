@@ -72,8 +72,7 @@ final class PulsePlayer {
         let latency = connection.options.latency
         let queue = max(connection.options.buffering, latency)
         var attributes = pa_buffer_attr.playback(latency: latency, queued: queue, spec: sampleSpec)
-        var spec = sampleSpec
-        let bytesPerSecond = Int64(file.sampleRate) * Int64(pa_frame_size(&spec))
+        let bytesPerSecond = Int64(file.sampleRate * file.bytesPerFrame)
         let buffered = Duration.nanoseconds(Int64(attributes.tlength) * 1_000_000_000 / bytesPerSecond) + .milliseconds(500)
         feeder = AudioFeeder(file: file, looping: request.looping, buffered: buffered) {
             lock?.withLock { connection in connection.players[id]?.fill() }

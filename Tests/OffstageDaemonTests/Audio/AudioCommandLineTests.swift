@@ -62,13 +62,21 @@ import Testing
             ["audio", "play", audioFixture("ringtone.wav"), "--loop", "--start", "0.5"],
             environment: ["PULSE_SERVER": server.serverAddress])
         #expect(command.awaitLine(containing: "started"))
-        // Not a wait for an event: the clip (1 s) plays past its end and round.
-        Thread.sleep(forTimeInterval: 1)
+        // Not a wait for an event: the clip (1 s) plays past its end and
+        // round, to about 0.8 s (a position stuck at 0.5 would not do).
+        Thread.sleep(forTimeInterval: 1.3)
         server.kill()
         let lost = try #require(command.line(containing: "reconnecting"))
-        let position = try #require(Double(lost.split(separator: " ")[2]), "\(lost)")
+        // time, "s", position, "s", why.
+        let columns = lost.split(separator: " ")
+        let (time, position) = (try #require(Double(columns[0]), "\(lost)"), try #require(Double(columns[2]), "\(lost)"))
         // Shown to the millisecond: just before the end reads as 1.
         #expect(position >= 0 && position <= 1, "\(lost)")
+        // And it moved on with the clock, round the loop: from 0.5 s, as far
+        // as the time says (less the start-up before `started`).
+        let expected = (0.5 + time).truncatingRemainder(dividingBy: 1)
+        let apart = abs(position - expected)
+        #expect(min(apart, 1 - apart) < 0.2, "\(lost)")
         kill(command.process.processIdentifier, SIGTERM)
         _ = command.finish()
     }
