@@ -67,11 +67,9 @@ public enum GPSDControl {
     /// ``waitForDevice(_:port:timeout:)`` on a gpsd at `endpoint`.
     public static func waitForDevice(_ device: String, at endpoint: GPSDEndpoint, timeout: Duration = busyLimit) -> Bool {
         let deadline = ContinuousClock.now + timeout
-        // Looked up once: the loop tries again every few milliseconds.
-        guard let addresses = try? LocationSocket.resolve(host: endpoint.host, port: endpoint.port) else { return false }
         while ContinuousClock.now < deadline {
             let left = deadline - ContinuousClock.now
-            guard let fd = try? LocationSocket.connectTCP(addresses, timeout: min(.milliseconds(500), left)) else {
+            guard let fd = try? LocationSocket.connectTCP(host: endpoint.host, port: endpoint.port, timeout: min(.milliseconds(500), left)) else {
                 Thread.sleepBriefly()
                 continue
             }
@@ -118,16 +116,14 @@ extension GPSDControl {
     /// refused`; `no answer within 1 s`), or nil when something does.
     public static func connectionFailure(_ endpoint: GPSDEndpoint, within timeout: Duration = .seconds(1)) -> String? {
         do {
-            close(try LocationSocket.connectTCP(LocationSocket.resolve(host: endpoint.host, port: endpoint.port), timeout: timeout))
+            close(try LocationSocket.connectTCP(host: endpoint.host, port: endpoint.port, timeout: timeout))
             return nil
-        } catch let error as LocationSystemError {
+        } catch {
             switch error.errno {
             case EINPROGRESS?: return "no answer within \(formatSeconds(timeout.seconds)) s"
             case let code?: return String(cString: strerror(code))
             case nil: return error.description
             }
-        } catch {
-            return "\(error)"
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OffstageCore
+import OffstageProtocol
 
 /// Reads fixes from a gpsd JSON log, one object per line as `gpspipe -w`
 /// writes it. `TPV` reports with `mode` 2 or 3 become fixes; other classes
@@ -25,20 +26,29 @@ public struct GPSDJSONFixReader: Sendable {
         self.options = options
     }
 
-    /// Whether `line` holds a number with an exponent of three digits or
-    /// more (`1e999`, `2E+308`), which Foundation refuses with the whole
-    /// line. One pass over the bytes: a regular expression was compiled
-    /// for every bad line, and a file read in the wrong format has nothing
-    /// else.
-    static func hasHugeExponent(_ line: String) -> Bool {
+    /// Why Foundation refused `line`, told by the protocol's own parser,
+    /// which says where it stopped and reads a number too large for a
+    /// double (`1e999`, which Foundation refuses with the whole line) as an
+    /// infinity: a line that stops at its end was cut; one that parses
+    /// holds such a number; anything else is not JSON (`048.1`, `+48`,
+    /// `NaN`: complete lines, which were "truncated?" too).
+    static func whyNotJSON(_ line: String) -> String {
         let bytes = Array(line.utf8)
-        func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= 0x30 && bytes[i] <= 0x39 }
-        for i in bytes.indices.dropFirst() where (bytes[i] == 0x65 || bytes[i] == 0x45) && isDigit(i - 1) {
-            var j = i + 1
-            if j < bytes.count, bytes[j] == 0x2B { j += 1 }
-            if isDigit(j), isDigit(j + 1), isDigit(j + 2) { return true }
+        do {
+            func isFinite(_ value: JSONValue) -> Bool {
+                switch value {
+                case .number(let n): n.isFinite
+                case .array(let items): items.allSatisfy(isFinite)
+                case .object(let members): members.values.allSatisfy(isFinite)
+                default: true
+                }
+            }
+            return isFinite(try JSONValue(parsing: bytes)) ? "not valid JSON" : "a number out of range (larger than a double)"
+        } catch let error as JSONParseError where error.offset >= bytes.count && bytes.first == UInt8(ascii: "{") {
+            return "not a JSON object (truncated line?)"
+        } catch {
+            return "not valid JSON"
         }
-        return false
     }
 
     /// Streams the file's fixes to `body`, in order.
@@ -69,21 +79,7 @@ public struct GPSDJSONFixReader: Sendable {
             if line.isEmpty { continue }  // the reader trims trailing blanks
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8), options: .fragmentsAllowed)
             guard let object = parsed as? [String: Any] else {
-                // Foundation refuses a number too large for a double (1e999)
-                // with the whole line. A complete line that is not JSON
-                // (048.1, +48, NaN) was "truncated?" too: only an object
-                // begun and not closed is.
-                let message =
-                    if parsed != nil {
-                        "not a JSON object"
-                    } else if Self.hasHugeExponent(line) {
-                        "a number out of range (larger than a double)"
-                    } else if line.hasPrefix("{") && !line.hasSuffix("}") {
-                        "not a JSON object (truncated line?)"
-                    } else {
-                        "not valid JSON"
-                    }
-                try issue(line: number, message)
+                try issue(line: number, parsed != nil ? "not a JSON object" : Self.whyNotJSON(line))
                 continue
             }
             guard object["class"] as? String == "TPV" else {

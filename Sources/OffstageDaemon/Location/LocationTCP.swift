@@ -42,23 +42,21 @@ enum LocationSocket {
     }
 
     /// A connected TCP socket to 127.0.0.1:port.
-    /// - Parameter timeout: how long the connect may take (Linux applies the
-    ///   send timeout to it); nil: the kernel's, minutes against a listener
+    static func connectLoopback(port: Int, timeout: Duration? = nil) throws(LocationSystemError) -> Int32 {
+        try connectTCP(host: "127.0.0.1", port: port, timeout: timeout)
+    }
+
+    /// A TCP socket connected to `host`:port, trying each of its addresses
+    /// in turn, as libgps does (`localhost` may be ::1 as well as
+    /// 127.0.0.1). An address whose family this machine lacks is passed over.
+    /// - Parameter timeout: how long all the tries may take together
+    ///   (Linux applies the send timeout to a connect; running out is
+    ///   `EINPROGRESS`); nil: the kernel's, minutes against a listener
     ///   whose backlog is full.
-    static func connectLoopback(port: Int, timeout: Duration? = nil) throws -> Int32 {
-        try connectTCP(resolve(host: "127.0.0.1", port: port), timeout: timeout)
-    }
-
-    /// A host's TCP addresses at a port, as `getaddrinfo` lists them
-    /// (`localhost` may be ::1 as well as 127.0.0.1).
-    struct TCPAddresses {
-        var host: String
-        var port: Int
-        fileprivate var entries: [(family: Int32, type: Int32, protocol: Int32, address: sockaddr_storage, length: socklen_t)]
-    }
-
-    /// Looks `host` up once (a retry loop reuses the result).
-    static func resolve(host: String, port: Int) throws -> TCPAddresses {
+    /// - Throws: the first address's that took no connection within the
+    ///   time (something may be there), else the last address's error.
+    static func connectTCP(host: String, port: Int, timeout: Duration? = nil) throws(LocationSystemError) -> Int32 {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -70,32 +68,11 @@ enum LocationSocket {
             throw LocationSystemError("resolve \(host)", detail: reason)
         }
         defer { freeaddrinfo(list) }
-        var addresses = TCPAddresses(host: host, port: port, entries: [])
-        for entry in sequence(first: list, next: { $0.pointee.ai_next }) {
-            let info = entry.pointee
-            guard let source = info.ai_addr, Int(info.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size else { continue }
-            var storage = sockaddr_storage()
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: source, count: Int(info.ai_addrlen))) }
-            addresses.entries.append((info.ai_family, info.ai_socktype, info.ai_protocol, storage, info.ai_addrlen))
-        }
-        return addresses
-    }
-
-    /// A TCP socket connected to one of `addresses`, tried in turn (as
-    /// libgps tries them). An address whose family this machine lacks is
-    /// passed over.
-    /// - Parameter timeout: how long all the tries may take together
-    ///   (Linux applies the send timeout to a connect; running out is
-    ///   `EINPROGRESS`); nil: the kernel's, minutes against a listener
-    ///   whose backlog is full.
-    /// - Throws: the first address's that took no connection within the
-    ///   time (something may be there), else the last address's error.
-    static func connectTCP(_ addresses: TCPAddresses, timeout: Duration? = nil) throws -> Int32 {
-        let deadline = timeout.map { ContinuousClock.now + $0 }
-        let name = "connect \(addresses.host):\(addresses.port)"
+        let name = "connect \(host):\(port)"
         var failure = LocationSystemError(name, detail: "no address")
         var unanswered: LocationSystemError?
-        for var entry in addresses.entries {
+        for entry in sequence(first: list, next: { $0.pointee.ai_next }) {
+            let address = entry.pointee
             var limit: timeval?
             if let deadline {
                 // SO_SNDTIMEO 0 is no limit at all: the time left must be some.
@@ -107,16 +84,13 @@ enum LocationSocket {
                 let (seconds, attoseconds) = left.components
                 limit = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
             }
-            let fd = socket(entry.family, entry.type | Int32(SOCK_CLOEXEC.rawValue), entry.protocol)
+            let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
             guard fd >= 0 else {
                 failure = LocationSystemError("socket", errno: errno)
                 continue
             }
             if var limit { setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) }
-            let rc = withUnsafePointer(to: &entry.address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, entry.length) }
-            }
-            if rc == 0 { return fd }
+            if connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return fd }
             let code = errno
             close(fd)
             failure = LocationSystemError(name, errno: code)

@@ -418,6 +418,18 @@ extension GPSDJSONFixReaderTests {
         ])
     }
 
+    /// A cut line is called so whatever numbers it holds: one with a
+    /// three-digit exponent (1e100, a double) was "a number out of range".
+    @Test func aCutLineWithALargeExponentIsCalledTruncated() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:00Z","lat":48.1,"lon":2.35,"alt":1e100,"epx":
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:01Z","lat":48.1,"lon":2.35,"alt":1e999}
+            """
+        let (_, summary) = try readAll(try write(text, to: "cut.json", in: dir))
+        #expect(summary.issues.map(\.message) == ["not a JSON object (truncated line?)", "a number out of range (larger than a double)"])
+    }
+
     /// Times are kept to the millisecond, as by the other readers: reports
     /// 0.4 ms apart passed as two fixes, were written with one time, and
     /// their own NMEA then refused the second ("time does not advance").
