@@ -1065,6 +1065,44 @@ struct CLITests {
         #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: " + said), "\(launch.stderr)")
     }
 
+    /// A launched app whose first line is not its launch's hello broke the
+    /// protocol, and the connection is known to be its own (the kernel names
+    /// the peer): the violation was logged with no app (`events --app` did
+    /// not show it), the app was not killed, and `launch` said only "it
+    /// exited".
+    @Test(arguments: [
+        (#"{"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": "1"}"#,
+         "unreadable message: hello needs token, pid and version"),
+        (#"{"type": "hello", "token": "forged", "pid": os.getpid(), "version": 1}"#, "hello with an unknown token"),
+        (#"{"type": "ack", "id": 1}"#, "first message must be hello"),
+    ])
+    func aLaunchWhoseFirstLineIsNotItsHelloIsKilledAndSaysWhy(first: String, reason: String) throws {
+        let directory = try temporaryDirectory()
+        // It waits for the daemon to hang up, then sleeps: only a kill ends it soon.
+        let app = try scriptApp(
+            "com.example.BadHello", in: directory,
+            script: """
+            #!/usr/bin/env python3
+            import json, os, socket, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps(\(first)) + "\\n").encode())
+            while s.recv(4096):
+                pass
+            time.sleep(60)
+            """)
+        let (running, socket) = try startedDaemon(in: directory)
+        defer { stop(running) }
+        #expect(try offstage(["install", app] + socket).status == 0)
+        let launch = try offstage(["launch", "com.example.BadHello"] + socket)
+        #expect(launch.status == 1)
+        #expect(
+            launch.stderr.hasPrefix("offstage: error: com.example.BadHello did not launch: it broke the protocol (\(reason)) and was killed; its log: "),
+            "\(launch.stderr)")
+        let events = try offstage(["events", "--app", "com.example.BadHello", "--json"] + socket).stdout
+        #expect(events.contains("protocolViolation"), "\(events)")
+    }
+
     /// An app that dies at launch said why in its log, and `launch` quotes
     /// its last line: a script whose interpreter is missing was only "it
     /// exited with status 127". Only this launch's output counts: a second

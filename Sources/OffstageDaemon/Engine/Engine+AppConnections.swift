@@ -15,7 +15,10 @@ extension Engine {
     ///   not be read) refuses the hello: it let any claimed pid through.
     func hello(token: String, pid: Int32, peerPID: Int32?, version: Int, channel: Channel) -> AppConnectionIdentity? {
         guard let (app, launch) = tokens[token], var process = processes[app], process.launch == launch else {
-            violation(app: nil, reason: "hello with an unknown token", detail: ["pid": JSONValue(Int(pid))])
+            let peer = launchAwaitingHello(peerPID: peerPID)
+            violation(
+                app: peer?.bundleID, launch: peer?.launch, reason: "hello with an unknown token",
+                detail: ["pid": JSONValue(Int(pid))])
             return nil
         }
         guard let peerPID else {
@@ -49,6 +52,17 @@ extension Engine {
         channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(welcome.json)), promise: nil)
         perform(board.appConnected(app, launch: launch, at: now))
         return AppConnectionIdentity(bundleID: app, launch: launch)
+    }
+
+    /// The launch whose spawned process is `peerPID` (as the kernel names a
+    /// connection's peer) and has not said hello yet: what a connection
+    /// breaks before its hello is that app's. Nil for any other process
+    /// (one an app started, or none the daemon launched).
+    func launchAwaitingHello(peerPID: Int32?) -> AppConnectionIdentity? {
+        guard let peerPID,
+            let (app, process) = processes.first(where: { $0.value.livePID == peerPID && $0.value.channel == nil })
+        else { return nil }
+        return AppConnectionIdentity(bundleID: app, launch: process.launch)
     }
 
     /// A message after `hello`.

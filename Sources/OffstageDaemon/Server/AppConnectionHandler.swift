@@ -44,8 +44,9 @@ final class AppConnectionHandler: ChannelInboundHandler {
         do {
             message = try line.withUnsafeReadableBytes { try AppMessage(bytes: $0) }
         } catch {
+            let culprit = self.culprit(engine)
             engine.violation(
-                app: identity?.bundleID, launch: identity?.launch, reason: "unreadable message: \(error)",
+                app: culprit?.bundleID, launch: culprit?.launch, reason: "unreadable message: \(error)",
                 detail: ["bytes": JSONValue(line.readableBytes)])
             context.close(promise: nil)
             return
@@ -55,7 +56,8 @@ final class AppConnectionHandler: ChannelInboundHandler {
             return
         }
         guard case .hello(let token, let pid, let version) = message else {
-            engine.violation(app: nil, reason: "first message must be hello", detail: [:])
+            let culprit = self.culprit(engine)
+            engine.violation(app: culprit?.bundleID, launch: culprit?.launch, reason: "first message must be hello", detail: [:])
             context.close(promise: nil)
             return
         }
@@ -80,8 +82,16 @@ final class AppConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        engine.value.violation(app: identity?.bundleID, launch: identity?.launch, reason: "\(error)", detail: [:])
+        let culprit = self.culprit(engine.value)
+        engine.value.violation(app: culprit?.bundleID, launch: culprit?.launch, reason: "\(error)", detail: [:])
         context.close(promise: nil)
+    }
+
+    /// Whose fault a broken connection is: its app's after `hello`; before,
+    /// the app whose launched process connected (``Engine/launchAwaitingHello(peerPID:)``),
+    /// which is then killed like any app that breaks the protocol.
+    private func culprit(_ engine: Engine) -> AppConnectionIdentity? {
+        identity ?? engine.launchAwaitingHello(peerPID: peerPID)
     }
 }
 
