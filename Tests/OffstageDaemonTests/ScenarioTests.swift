@@ -253,6 +253,50 @@ struct ScenarioTests {
             "\(failing.failures)")
     }
 
+    /// An app killed for breaking the protocol in `applicationDidBecomeActive:`
+    /// did not launch, whether its launch ran at once or waited behind a
+    /// hung app. The violation's event named no callback, so the waiting
+    /// launch, judged from the log, passed.
+    @Test(arguments: [false, true])
+    func aLaunchKilledForAViolationInDidBecomeActiveFails(behindAHungApp: Bool) async throws {
+        let directory = try temporaryDirectory()
+        let app = try scriptApp(
+            "com.example.BreaksWhenActive", in: directory,
+            script: """
+            #!/usr/bin/env python3
+            import json, os, socket, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
+            for line in s.makefile():
+                message = json.loads(line)
+                if message.get("type") == "callback":
+                    if message["name"] == "applicationDidBecomeActive:":
+                        s.sendall(b"not json\\n")
+                        time.sleep(60)
+                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n").encode())
+            """)
+        let steps =
+            behindAHungApp
+            ? "  - do: launch com.offstage.tests.BlockingApp\n  - at: 1s\n    do: launch com.example.BreaksWhenActive"
+            : "  - do: launch com.example.BreaksWhenActive"
+        let yaml = """
+            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(app)]
+            hangGrace: 300ms
+            steps:
+            \(steps)
+            end: 10s
+            """
+        let outcome = try await runQueued(yaml)
+        let line = behindAHungApp ? 6 : 4
+        #expect(outcome.failures.count == 1)
+        #expect(outcome.failures.first?.hasPrefix(
+            "q.yaml:\(line): launch com.example.BreaksWhenActive failed: com.example.BreaksWhenActive did not launch: it broke the protocol (unreadable message: invalid JSON at byte 0: invalid literal) and was killed") == true,
+            "\(outcome.failures)")
+        let violation = try #require(outcome.timeline.first { $0.name == "protocolViolation" })
+        #expect(violation.detail["callback"] == "applicationDidBecomeActive:")
+    }
+
     /// A launch whose app is still waiting behind a hung app when the run
     /// ends never came up: it fails, saying so. It passed, judged when
     /// issued.

@@ -160,6 +160,10 @@ extension Engine {
         // Said in the event: an app killed before it ran (a wrong version at
         // hello) changes no state, so no later event would tell.
         if victim != nil { detail["killed"] = true }
+        // The callback it broke off, as a crash's or a watchdog's event says.
+        if victim != nil, let wait = board.currentWait, wait.app == app, let callback = wait.callback {
+            detail["callback"] = .string(callback)
+        }
         record(LogEntry(kind: .error, app: app, name: "protocolViolation", detail: .object(detail)))
         log.flush()
         if let app, let victim {
