@@ -207,6 +207,25 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// A command that settles past the hang grace, an app still in its
+    /// callback, says so, as a command queued behind one does: it replied
+    /// as if all had gone through, and `launch` of a suspended app that hung
+    /// in `applicationWillEnterForeground:` came back with nothing said.
+    @Test func aCommandSettledPastTheHangGraceSaysWhoHasNotAnswered() async throws {
+        // A grace longer than the 0.5 s applicationWillResignActive: takes.
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(1))
+        defer { Task { await test.stop() } }
+        let slow = "com.offstage.tests.SlowResignApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/SlowResignApp"))])
+        let launched = try await test.ok(["command": "launch", "app": .string(slow)])
+        #expect(launched["pending"] == nil)
+        // applicationDidEnterBackground: hangs.
+        let home = try await test.ok(["command": "home"])
+        #expect(home["pending"] == .string("\(slow) has not answered applicationDidEnterBackground: (past the hang grace, the clock runs on without it)"))
+        #expect(home["queued"] == nil)
+        await test.stop()
+    }
+
     @Test func aCommandWaitingOnAHungAppFailsWhenTheDaemonStopsInVirtualTime() async throws {
         // A grace longer than the test: `home` waits on the hung callback until the daemon stops.
         let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(120))

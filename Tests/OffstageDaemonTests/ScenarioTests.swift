@@ -297,6 +297,41 @@ struct ScenarioTests {
         #expect(violation.detail["callback"] == "applicationDidBecomeActive:")
     }
 
+    /// A launch whose app hangs in `application:didFinishLaunchingWithOptions:`
+    /// past the hang grace did not launch once its watchdog kills it: it
+    /// passed, judged when the command settled (the app was `inactive`).
+    @Test func aLaunchThatHangsInItsLaunchCallbacksFailsWhenTheWatchdogKillsIt() async throws {
+        let directory = try temporaryDirectory()
+        let app = try scriptApp(
+            "com.example.HangsAtLaunch", in: directory,
+            script: """
+            #!/usr/bin/env python3
+            import json, os, socket, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
+            for line in s.makefile():
+                message = json.loads(line)
+                if message.get("type") == "callback":
+                    if message["name"] == "application:didFinishLaunchingWithOptions:":
+                        time.sleep(600)
+                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n").encode())
+            """)
+        let yaml = """
+            apps: [\(app)]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.example.HangsAtLaunch
+            end: 30s
+            """
+        let outcome = try await runQueued(yaml)
+        #expect(outcome.failures.count == 1)
+        #expect(outcome.failures.first?.hasPrefix(
+            "q.yaml:4: launch com.example.HangsAtLaunch failed: com.example.HangsAtLaunch did not launch: the watchdog killed it after ") == true,
+            "\(outcome.failures)")
+        #expect(outcome.failures.first?.contains("in application:didFinishLaunchingWithOptions:") == true)
+    }
+
     /// A launch whose app is still waiting behind a hung app when the run
     /// ends never came up: it fails, saying so. It passed, judged when
     /// issued.

@@ -101,13 +101,18 @@ extension Engine {
                 return launchFailure(app, errors: errors)
             }
         }
+        // Settled with an app still in a callback (virtual time, past the
+        // hang grace): the command's work is not all done either.
+        let unanswered = queued == nil ? board.currentWait.flatMap { wait in wait.callback.map { (wait.app, $0) } } : nil
         // Most replies go as they are: the object is taken apart only to add to it.
-        guard !errors.isEmpty || queued != nil, case .object(var members) = result else { return reply }
+        guard !errors.isEmpty || queued != nil || unanswered != nil, case .object(var members) = result else { return reply }
         if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }
         if let queued, let submitted {
             let blocker = board.waitingFor.map { " behind \($0), which has not answered" } ?? ""
             members["pending"] = .string("\(submitted.input) is queued\(blocker); it is checked when it runs")
             members["queued"] = JSONValue(queued)
+        } else if let (app, callback) = unanswered {
+            members["pending"] = .string("\(app) has not answered \(callback) (past the hang grace, the clock runs on without it)")
         }
         return .ok(.object(members))
     }
