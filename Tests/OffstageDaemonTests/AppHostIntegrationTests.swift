@@ -226,6 +226,33 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// A launch whose app says hello and then hangs in its launch callbacks
+    /// settles after the hang grace: the settling watched the hello's wait,
+    /// whose grace is the launch limit, and saw the hang only when that ran
+    /// out (20 s of real time for each such scenario step; here the limit
+    /// is an hour, which the time limit would catch).
+    @Test(.timeLimit(.minutes(1))) func aLaunchThatHangsAfterHelloSettlesAfterTheHangGrace() async throws {
+        var policy = LifecyclePolicy.default
+        policy.launchLimit = .seconds(3600)
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .milliseconds(300), policy: policy)
+        defer { Task { await test.stop() } }
+        let app = try scriptApp(
+            "com.example.HangsAtLaunch", in: test.directory,
+            script: """
+            #!/usr/bin/env python3
+            import json, os, socket, time
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.environ["OFFSTAGE_SOCKET"])
+            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
+            s.makefile().readline()
+            time.sleep(3600)
+            """)
+        try await test.ok(["command": "install", "path": .string(app)])
+        let launched = try await test.ok(["command": "launch", "app": "com.example.HangsAtLaunch"])
+        #expect(launched["pending"] == "com.example.HangsAtLaunch has not answered application:willFinishLaunchingWithOptions: (past the hang grace, the clock runs on without it)")
+        await test.stop()
+    }
+
     @Test func aCommandWaitingOnAHungAppFailsWhenTheDaemonStopsInVirtualTime() async throws {
         // A grace longer than the test: `home` waits on the hung callback until the daemon stops.
         let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(120))

@@ -71,6 +71,10 @@ public final class Engine {
     /// Virtual time: the current wait (its watchdog) and when it began, in
     /// real time: its hang grace counts from then.
     var waitStart: (watchdog: TimerID, since: NIODeadline)?
+    /// Commands settling in virtual time, each with the timer that ends its
+    /// current wait's grace: re-armed when a new wait begins (``perform(_:)``).
+    var hangWatches: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = [:]
+    var nextHangWatch = 0
     /// Completes when the last control command has replied.
     lazy var controlChain: EventLoopFuture<Void> = eventLoop.makeSucceededVoidFuture()
     /// Handed to process-exit threads so they can come back to the loop.
@@ -243,6 +247,12 @@ public final class Engine {
         } else {
             if let wait = board.currentWait, wait.watchdog != waitStart?.watchdog {
                 waitStart = (wait.watchdog, .now())
+                // A settling command watched the wait before (a hello's,
+                // whose grace is the launch limit): this one has its own.
+                for (id, watch) in hangWatches {
+                    watch.timer.cancel()
+                    armHangWatch(id, settling: watch.promise)
+                }
             }
             fireReachedDeadlines()
         }
@@ -437,8 +447,21 @@ public final class Engine {
     /// Virtual time: settles `promise` once the current wait has had its
     /// grace, or hands over to the wait after it.
     private func watchForHang(settling promise: EventLoopPromise<Void>) {
+        let id = nextHangWatch
+        nextHangWatch += 1
+        armHangWatch(id, settling: promise)
+        let bound = handle.engine
+        promise.futureResult.whenComplete { _ in bound.value.hangWatches.removeValue(forKey: id)?.timer.cancel() }
+    }
+
+    /// Arms watch `id`'s timer for the current wait's grace (replacing any
+    /// timer it had), or settles `promise` at once when that wait was given up on.
+    private func armHangWatch(_ id: Int, settling promise: EventLoopPromise<Void>) {
         let wait = board.currentWait
-        if let wait, wait.watchdog == givenUpWait { return promise.succeed() }
+        if let wait, wait.watchdog == givenUpWait {
+            hangWatches[id] = nil
+            return promise.succeed()
+        }
         let grace =
             board.isWaitingForLaunch
             ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
@@ -447,11 +470,11 @@ public final class Engine {
         let timer = eventLoop.scheduleTask(deadline: start + grace) {
             let engine = bound.value
             guard let wait, let current = engine.board.currentWait else { return promise.succeed() }
-            guard current.watchdog == wait.watchdog else { return engine.watchForHang(settling: promise) }
+            guard current.watchdog == wait.watchdog else { return engine.armHangWatch(id, settling: promise) }
             engine.giveUp(on: wait, after: grace)
             promise.succeed()
         }
-        promise.futureResult.whenComplete { _ in timer.cancel() }
+        hangWatches[id] = (promise, timer)
     }
 
     /// Virtual time: the wait's grace ran out; once per wait, logged.
