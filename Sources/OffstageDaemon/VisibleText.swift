@@ -21,3 +21,10 @@ public func visibleText(_ text: String) -> String {
     }
     return result
 }
+
+/// `items` joined with commas, the first `shown` of them and a count of
+/// the rest: a status line listed all of an app's 30,000 task ids (200 KB).
+public func shortList(_ items: [String], shown: Int = 5) -> String {
+    guard items.count > shown + 1 else { return items.joined(separator: ", ") }
+    return items.prefix(shown).joined(separator: ", ") + " and \(items.count - shown) more"
+}

@@ -27,7 +27,7 @@ struct StatusCommand: ParsableCommand {
             if let tasks = app["backgroundTasks"]?.arrayValue {
                 // Their ids: "tasks 2" read as a count.
                 let ids = tasks.compactMap(\.intValue).map { "#\($0)" }
-                line += "  \(ids.count == 1 ? "task" : "tasks") \(ids.joined(separator: ", "))"
+                line += "  \(ids.count == 1 ? "task" : "tasks") \(shortList(ids))"
                 if let remaining = app["backgroundTimeRemaining"]?.doubleValue { line += " (\(formatSeconds(remaining)) s left)" }
             }
             print(line)
