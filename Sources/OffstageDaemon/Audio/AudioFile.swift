@@ -228,11 +228,18 @@ public final class AudioFile {
             guard halves.count == 2, sizeLabels.contains(halves[0].trimmingCharacters(in: .whitespaces)) else { return false }
             let numbers = halves[1].split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" })
             guard numbers.count == 4, numbers[1] == "should", numbers[2] == "be",
-                let stated = UInt64(numbers[0]), let real = UInt64(numbers[3]), stated != 0xFFFF_FFFF
+                let stated = UInt64(numbers[0]), let real = UInt64(numbers[3]), stated < unknownSize
             else { return false }
             return stated > real
         }
     }
+
+    /// A stated size from here up is a streaming writer's "not known yet":
+    /// 0xFFFFFFFF, or sox's placeholders when it cannot seek back (a pipe),
+    /// 0x7FFFF000 in a WAV and 0x7F000000 in an AIFF (each chunk holding
+    /// a few bytes more). A cut copy of a file of 2 GiB or more is taken
+    /// so too, and plays what it holds.
+    static let unknownSize: UInt64 = 0x7F00_0000
 
     /// The sizes libsndfile (1.2) checks against the file: WAV and AIFF
     /// chunks, AU's data size, 8SVX's BODY, W64's riff, RF64's Riff size.
