@@ -3,7 +3,8 @@
 # State Lab session of the seeds) in virtual time, printing its timeline.
 # Extra arguments go to `offstage run` (e.g. --json).
 # Then the audio engine: a clip plays through PulseAudio (the desktop's
-# server if one answers, else a private headless one) and a phone call
+# server if one answers with module-role-cork loaded, which turns a call
+# into an interruption; else a private headless one) and a phone call
 # interrupts it. OFFSTAGE_DEMO_AUDIO=0 skips that part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +19,15 @@ $offstage run samples/scenarios/statelab-tour.yaml "$@"
 echo
 echo "Audio: a 5 s clip on PulseAudio; a call (a phone-role stream) rings at 1.5 s and interrupts it." >&2
 server_pid=""
+server_out=""
 # The server dies of the SIGTERM (after stopping PulseAudio): its status is 143, not a failure.
-cleanup() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; }
+cleanup() {
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    if [ -n "$server_out" ]; then rm -f "$server_out"; fi
+}
 trap cleanup EXIT
-if ! pactl info >/dev/null 2>&1; then
+# A desktop's server without module-role-cork (pipewire-pulse has none) plays the call over the music.
+if ! pactl list short modules 2>/dev/null | grep -q module-role-cork; then
     server_out="$(mktemp)"
     $offstage audio server >"$server_out" &
     server_pid=$!

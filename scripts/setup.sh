@@ -9,6 +9,12 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     export PATH="/opt/swift/usr/bin:$PATH"
 fi
 command -v swift >/dev/null 2>&1 || { echo "setup: Swift 6 is needed (swift not found on PATH or in /opt/swift)" >&2; exit 1; }
+# An older Swift first on PATH fails much later, in the build, on the tools version.
+swift_major="$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9]*\)\..*/\1/p' | head -n 1)"
+if [ -z "$swift_major" ] || [ "$swift_major" -lt 6 ]; then
+    echo "setup: Swift 6 or later is needed; $(command -v swift) is: $(swift --version 2>&1 | head -n 1)" >&2
+    exit 1
+fi
 
 mapfile -t wanted < <(cat scripts/packages-*.txt | sed -e 's/#.*//' -e 's/[[:space:]]//g' | grep -v '^$' | sort -u)
 missing=()
