@@ -489,6 +489,25 @@ struct ScenarioTests {
     }
 
     /// The hint to quote a value ending in ':' is for such lines only.
+    /// An app path is relative to the scenario's directory, even one that
+    /// starts with `~` in a scenario named without a directory (it went to
+    /// the daemon as it was, which read `~` as root's home; `./e.yaml`
+    /// worked), and YAML's null (`~`) or an empty path is no app directory
+    /// (they meant the home and the scenario's directories).
+    @Test func appPathsAreRelativeToTheScenarioAndNeverEmptyOrNull() throws {
+        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "e.yaml").appPaths == ["./~/x"])
+        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "dir/e.yaml").appPaths == ["dir/~/x"])
+        #expect(try Scenario.parse("apps: [App, /abs/App]\n", file: "e.yaml").appPaths == ["./App", "/abs/App"])
+        for (yaml, message) in [
+            ("apps: [~]\n", "e.yaml:1: expected an app directory path (~ is YAML's null; quote a name that starts with it)"),
+            ("apps: [null]\n", "e.yaml:1: expected an app directory path (null is YAML's null; quote a name that starts with it)"),
+            ("apps: [\"\"]\n", "e.yaml:1: expected an app directory path, not an empty one"),
+        ] {
+            let error = #expect(throws: ScenarioError.self) { try Scenario.parse(yaml, file: "e.yaml") }
+            #expect(error?.description == message)
+        }
+    }
+
     @Test func theQuoteHintIsForValuesEndingInAColon() {
         #expect {
             _ = try Scenario.parse("name: a: b\napps: [a]\n", file: "bad.yaml")

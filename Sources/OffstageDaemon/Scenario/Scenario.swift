@@ -180,8 +180,13 @@ extension Scenario {
         }
         let appLines = appList.map { $0.mark?.line ?? 0 }
         let appPaths = try appList.map { node -> String in
+            if node.null != nil, let written = node.scalar?.string {
+                throw error(node, "expected an app directory path (\(written) is YAML's null; quote a name that starts with it)")
+            }
             guard let path = node.string else { throw error(node, "expected an app directory path") }
-            return path.hasPrefix("/") ? path : (base.isEmpty ? path : base + "/" + path)
+            guard !path.isEmpty else { throw error(node, "expected an app directory path, not an empty one") }
+            // "./" keeps a relative path from being read otherwise (`~/x` as the home's).
+            return path.hasPrefix("/") ? path : (base.isEmpty ? "./" : base + "/") + path
         }
 
         var steps: [Step] = []
