@@ -92,7 +92,7 @@ public struct LocationFixtureReader: Sendable {
         // cannot give back: those lines would be lost.
         if kind == .other, format == nil, LocationFixtureFormat(pathExtension: path) == nil {
             throw LocationFixtureError(.unknownFormat, LocationFixtureIssue(
-                file: path, line: 0, message: "not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)"))
+                file: path, line: 0, message: "not a regular file (a pipe or a device): its format must be given (--format gpx, nmea or json)"))
         }
         self.format = try format ?? LocationFixtureFormat.detect(path: path)
         self.options = options

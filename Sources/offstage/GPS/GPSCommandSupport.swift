@@ -73,7 +73,10 @@ func parseFormat(_ text: String, option: String) throws -> LocationFixtureFormat
 /// Prints a read summary's skipped lines (at most `limit`) to stderr.
 func reportIssues(_ summary: LocationReadSummary, limit: Int = 10) {
     for issue in summary.issues.prefix(limit) { printError("offstage: warning: \(issue)") }
-    if summary.skipped > limit { printError("offstage: warning: ... \(summary.skipped - limit) more bad lines skipped") }
+    if summary.skipped > limit {
+        let more = summary.skipped - limit
+        printError("offstage: warning: ... \(more) more bad \(more == 1 ? "line" : "lines") skipped")
+    }
 }
 
 /// Where fixes go: a named gpsd on this machine, or a private one.

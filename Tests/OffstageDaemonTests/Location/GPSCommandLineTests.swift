@@ -70,7 +70,7 @@ import OffstageCore
         #expect(mkfifo(pipe, 0o600) == 0)
         let feed = try offstage("gps", "feed", pipe)
         #expect(feed.status == 1)
-        #expect(feed.stderr == "offstage: error: \(pipe): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(feed.stderr == "offstage: error: \(pipe): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
         // Guessing a pipe's format read its first lines, which were then lost.
         let unnamed = dir.appendingPathComponent("fixes").path
         #expect(mkfifo(unnamed, 0o600) == 0)
@@ -80,14 +80,14 @@ import OffstageCore
         defer { close(listener) }
         let fromSocket = try offstage("gps", "feed", socketPath)
         #expect(fromSocket.status == 1)
-        #expect(fromSocket.stderr == "offstage: error: \(socketPath): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(fromSocket.stderr == "offstage: error: \(socketPath): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
         // A feed from a pipe without an extension asked for --format first, then refused the pipe.
         let unnamedFeed = try offstage("gps", "feed", unnamed)
         #expect(unnamedFeed.status == 1)
-        #expect(unnamedFeed.stderr == "offstage: error: \(unnamed): not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(unnamedFeed.stderr == "offstage: error: \(unnamed): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
         let convert = try offstage("gps", "convert", unnamed, dir.appendingPathComponent("out.json").path)
         #expect(convert.status == 1)
-        #expect(convert.stderr == "offstage: error: \(unnamed): not a regular file (a pipe?): its format must be given (--format gpx, nmea or json)\n")
+        #expect(convert.stderr == "offstage: error: \(unnamed): not a regular file (a pipe or a device): its format must be given (--format gpx, nmea or json)\n")
         let directory = dir.appendingPathComponent("d.gpx").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         let fromDirectory = try offstage("gps", "convert", directory, dir.appendingPathComponent("out.json").path)
@@ -131,6 +131,17 @@ import OffstageCore
             Converted 2 fixes from \(input) to \(output) (2 bad lines skipped).
 
             """)
+    }
+
+    /// Past the ten bad lines shown, the rest are counted: "1 more bad lines".
+    @Test(arguments: [(11, "1 more bad line skipped"), (12, "2 more bad lines skipped")])
+    func badLinesPastTheTenShownAreCounted(bad: Int, said: String) throws {
+        let dir = try makeTemporaryDirectory()
+        let fix = nmea("GPRMC,120000.000,A,4851.0000,N,00221.0000,E,1.0,42.25,010524,,,A")
+        let input = try write(([fix] + Array(repeating: "hello", count: bad)).joined(separator: "\n") + "\n", to: "in.nmea", in: dir)
+        let run = try offstage("gps", "convert", input, dir.appendingPathComponent("out.json").path)
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("offstage: warning: ... \(said)\n"), "\(run.stderr)")
     }
 
     @Test func impossibleDatesOnTheCommandLineAreOneLineErrors() throws {
@@ -237,7 +248,7 @@ import OffstageCore
             "\(none.stderr)")
         // Standard input cannot be read twice: it was "cannot open".
         let dash = try offstage("gps", "feed", "-")
-        #expect(dash.status == 1 && dash.stderr == "offstage: error: -: not a regular file (a pipe?): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(dash.status == 1 && dash.stderr == "offstage: error: -: not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
     }
 
     /// A gpsd that goes away mid-feed (a restarted one has forgotten the
