@@ -568,6 +568,37 @@ import OffstageCore
         #expect(empty.status == 64 && empty.stderr == "offstage: error: --gpsd \"\": expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps fix --help)\n", "\(empty.stderr)")
     }
 
+    /// With port 2947 taken (Debian's socket-activated gpsd holds it), the
+    /// private gpsd goes on another port, which `gps watch` (on 2947 by
+    /// default) never finds: the feed says so and how to watch it.
+    @Test func aFeedWhosePortIsTakenSaysHowToWatchIt() throws {
+        // Held here, unless another process (a system gpsd, a test's feed) holds it already.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        // Bound despite the connections a gpsd there left in TIME_WAIT.
+        var on: Int32 = 1
+        _ = setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(2947).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        _ = listen(holder, 1)
+        #expect(GPSDControl.isListening(port: 2947))
+        let dir = try makeTemporaryDirectory()
+        let input = try write(NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400)), to: "one.nmea", in: dir)
+        let run = try offstage("gps", "feed", input, "--speed", "max", "--quiet")
+        #expect(run.status == 0, "\(run.stderr)")
+        let started = try #require(run.stderr.split(separator: "\n").first)
+        let port = try #require(started.split(separator: ":").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
+        #expect(port != 2947)
+        #expect(started.hasSuffix(
+            "; it stops when this command ends. Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd 127.0.0.1:\(port)"),
+            "\(started)")
+    }
+
     @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
         let fixture = repositoryRoot.appendingPathComponent("samples/fixtures/jitter-boundary.gpx").path
         let run = try offstage("gps", "feed", fixture, "--speed", "max", "--quiet")
