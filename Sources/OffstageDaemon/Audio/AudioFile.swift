@@ -77,6 +77,11 @@ public final class AudioFile {
             // libsndfile says this of bytes in no format it knows (MP3 decoding
             // found no frame); the file was checked to be regular above.
             if reason.contains("is not a regular file") { reason = "no format it knows" }
+            if (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == 0 {
+                throw AudioError(.notAudio, "\(path): is empty, not an audio file")
+            }
+            // Its own sentence's full stop ("Format not recognised.") ends ours too early.
+            if reason.hasSuffix(".") { reason.removeLast() }
             throw AudioError(.notAudio, "\(path): not an audio file libsndfile can read (\(reason))")
         }
         // A FLAC's STREAMINFO may leave the length unknown (0: an encoder

@@ -267,6 +267,11 @@ func silentWAV(
         let noise = try write(String(repeating: "\u{7}x", count: 5000), to: "noise.mp3", in: dir)
         let unknown = #expect(throws: AudioError.self) { try AudioFile(path: noise) }
         #expect(unknown?.message == "\(noise): not an audio file libsndfile can read (no format it knows)")
+        // An empty file was "not an audio file libsndfile can read (Format not recognised.)".
+        let empty = try write("", to: "empty.wav", in: dir)
+        #expect(#expect(throws: AudioError.self) { try AudioFile(path: empty) }?.message == "\(empty): is empty, not an audio file")
+        let short = try write("RIFF", to: "short.wav", in: dir)
+        #expect(#expect(throws: AudioError.self) { try AudioFile(path: short) }?.message.hasSuffix(".)") == false)
     }
 
     @Test(arguments: ["clip.wav", "clip.flac", "clip.ogg"])
