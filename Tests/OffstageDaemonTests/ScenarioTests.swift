@@ -262,20 +262,8 @@ struct ScenarioTests {
         let directory = try temporaryDirectory()
         let app = try scriptApp(
             "com.example.BreaksWhenActive", in: directory,
-            script: """
-            #!/usr/bin/env python3
-            import json, os, socket, time
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["OFFSTAGE_SOCKET"])
-            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
-            for line in s.makefile():
-                message = json.loads(line)
-                if message.get("type") == "callback":
-                    if message["name"] == "applicationDidBecomeActive:":
-                        s.sendall(b"not json\\n")
-                        time.sleep(60)
-                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n").encode())
-            """)
+            script: pythonAckingApp(
+                beforeAck: #"if message["name"] == "applicationDidBecomeActive:": s.sendall(b"not json\n"); time.sleep(60)"#))
         let steps =
             behindAHungApp
             ? "  - do: launch com.offstage.tests.BlockingApp\n  - at: 1s\n    do: launch com.example.BreaksWhenActive"
@@ -304,19 +292,7 @@ struct ScenarioTests {
         let directory = try temporaryDirectory()
         let app = try scriptApp(
             "com.example.HangsAtLaunch", in: directory,
-            script: """
-            #!/usr/bin/env python3
-            import json, os, socket, time
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(os.environ["OFFSTAGE_SOCKET"])
-            s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\\n").encode())
-            for line in s.makefile():
-                message = json.loads(line)
-                if message.get("type") == "callback":
-                    if message["name"] == "application:didFinishLaunchingWithOptions:":
-                        time.sleep(600)
-                    s.sendall((json.dumps({"type": "ack", "id": message["id"]}) + "\\n").encode())
-            """)
+            script: pythonAckingApp(beforeAck: #"if message["name"] == "application:didFinishLaunchingWithOptions:": time.sleep(600)"#))
         let yaml = """
             apps: [\(app)]
             hangGrace: 300ms
