@@ -26,8 +26,12 @@ cleanup() {
     if [ -n "$server_out" ]; then rm -f "$server_out"; fi
 }
 trap cleanup EXIT
+# SIGINT and SIGTERM end the script through its EXIT trap (bash runs none when killed).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # A desktop's server without module-role-cork (pipewire-pulse has none) plays the call over the music.
-if ! pactl list short modules 2>/dev/null | grep -q module-role-cork; then
+modules="$(pactl list short modules 2>/dev/null || true)"
+if [[ $modules != *module-role-cork* ]]; then
     server_out="$(mktemp)"
     $offstage audio server >"$server_out" &
     server_pid=$!

@@ -10,9 +10,10 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 command -v swift >/dev/null 2>&1 || { echo "setup: Swift 6 is needed (swift not found on PATH or in /opt/swift)" >&2; exit 1; }
 # An older Swift first on PATH fails much later, in the build, on the tools version.
-swift_major="$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9]*\)\..*/\1/p' | head -n 1)"
+swift_version="$(swift --version 2>&1 || true)"
+swift_major="$(printf '%s\n' "$swift_version" | sed -n 's/.*Swift version \([0-9]*\)\..*/\1/p' | head -n 1)"
 if [ -z "$swift_major" ] || [ "$swift_major" -lt 6 ]; then
-    echo "setup: Swift 6 or later is needed; $(command -v swift) is: $(swift --version 2>&1 | head -n 1)" >&2
+    echo "setup: Swift 6 or later is needed; $(command -v swift) says: $(printf '%s\n' "$swift_version" | head -n 1)" >&2
     exit 1
 fi
 

@@ -77,7 +77,7 @@ public final class AudioFile {
             // libsndfile says this of bytes in no format it knows (MP3 decoding
             // found no frame); the file was checked to be regular above.
             if reason.contains("is not a regular file") { reason = "no format it knows" }
-            if (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == 0 {
+            if fileSize(atPath: path) == 0 {
                 throw AudioError(.notAudio, "\(path): is empty, not an audio file")
             }
             // Its own sentence's full stop ("Format not recognised.") ends ours too early.
@@ -224,8 +224,8 @@ public final class AudioFile {
     /// short. Any "should be" was taken for that, and refused valid files:
     /// an odd-sized `data` chunk (an 8- or 24-bit mono WAV of an odd
     /// number of frames: "should be an even number of bytes"), a `FORM`
-    /// one byte short, a wrong `Bytes/sec`, and a streamed WAV's unknown
-    /// sizes (0xFFFFFFFF).
+    /// one byte short, a wrong `Bytes/sec`, and a streamed file's unknown
+    /// sizes (``isUnknownSize(_:label:)``).
     static func headerClaimsMoreThanTheFileHolds(_ log: String) -> Bool {
         log.split(whereSeparator: \.isNewline).contains { line in
             // "label : stated (should be real)", the label as each format's reader names its size.
@@ -233,18 +233,23 @@ public final class AudioFile {
             guard halves.count == 2, sizeLabels.contains(halves[0].trimmingCharacters(in: .whitespaces)) else { return false }
             let numbers = halves[1].split(whereSeparator: { $0 == " " || $0 == "(" || $0 == ")" })
             guard numbers.count == 4, numbers[1] == "should", numbers[2] == "be",
-                let stated = UInt64(numbers[0]), let real = UInt64(numbers[3]), stated < unknownSize
+                let stated = UInt64(numbers[0]), let real = UInt64(numbers[3]),
+                !isUnknownSize(stated, label: halves[0].trimmingCharacters(in: .whitespaces))
             else { return false }
             return stated > real
         }
     }
 
-    /// A stated size from here up is a streaming writer's "not known yet":
-    /// 0xFFFFFFFF, or sox's placeholders when it cannot seek back (a pipe),
-    /// 0x7FFFF000 in a WAV and 0x7F000000 in an AIFF (each chunk holding
-    /// a few bytes more). A cut copy of a file of 2 GiB or more is taken
-    /// so too, and plays what it holds.
-    static let unknownSize: UInt64 = 0x7F00_0000
+    /// Whether a 32-bit chunk's stated size is a streaming writer's "not
+    /// known yet": 0xFFFFFFFF, or sox's placeholders when it cannot seek
+    /// back (a pipe), 0x7FFFF000 in a WAV's data and 0x7F000000 in an
+    /// AIFF's SSND, each outer chunk a few bytes more. RF64's and W64's
+    /// 64-bit sizes have none: a large cut file of theirs is truncated.
+    static func isUnknownSize(_ stated: UInt64, label: String) -> Bool {
+        guard ["RIFF", "RIFX", "data", "FORM", "SSND"].contains(label) else { return false }
+        return stated == 0xFFFF_FFFF || (0x7F00_0000..<0x7F00_1000).contains(stated)
+            || (0x7FFF_F000..<0x8000_1000).contains(stated)
+    }
 
     /// The sizes libsndfile (1.2) checks against the file: WAV and AIFF
     /// chunks, AU's data size, 8SVX's BODY, W64's riff, RF64's Riff size.

@@ -27,7 +27,8 @@ enum LocationSocket {
 
     /// Whether something accepts TCP connections on 127.0.0.1:port.
     static func isListening(port: Int) -> Bool {
-        guard let fd = try? connectLoopback(port: port) else { return false }
+        // Bounded: a listener whose backlog is full keeps a connect waiting for minutes.
+        guard let fd = try? connectLoopback(port: port, timeout: .seconds(1)) else { return false }
         close(fd)
         return true
     }

@@ -24,6 +24,17 @@ public final class PrivateGPSD: Sendable {
     /// The endpoint for clients.
     public var endpoint: GPSDEndpoint { GPSDEndpoint(host: "127.0.0.1", port: port) }
 
+    /// What `gps feed` says of the private gpsd it started. On another port
+    /// than 2947 (taken: Debian's socket-activated gpsd holds it), how to
+    /// watch it: `gps watch` looks on 2947 by default, and would wait there
+    /// in silence.
+    public static func started(on endpoint: GPSDEndpoint, reading device: String) -> String {
+        let elsewhere =
+            endpoint.port == 2947
+            ? "" : " Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd \(endpoint)"
+        return "Started a private gpsd on \(endpoint) reading \(device); it stops when this command ends.\(elsewhere)"
+    }
+
     /// Where gpsd is installed.
     public static func executable() -> String? {
         for dir in ["/usr/sbin", "/usr/local/sbin", "/usr/bin", "/sbin"] + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init) {

@@ -177,11 +177,7 @@ final class GPSDFeedTarget {
             cleanup = token
             endpoint = gpsd.endpoint
             controlSocket = nil
-            // `gps watch` looks on 2947 by default, and would wait there in silence.
-            let elsewhere =
-                gpsd.endpoint.port == 2947
-                ? "" : " Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd \(gpsd.endpoint)"
-            printError("Started a private gpsd on \(gpsd.endpoint) reading \(pty.devicePath); it stops when this command ends.\(elsewhere)")
+            printError(PrivateGPSD.started(on: gpsd.endpoint, reading: pty.devicePath))
         }
         // Once gpsd has activated the device (it flushes it while probing);
         // harmless on a fresh one.

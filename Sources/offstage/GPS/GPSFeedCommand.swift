@@ -41,7 +41,7 @@ struct GPSFeedCommand: AsyncParsableCommand {
             // which would first ask a pipe without an extension for --format.
             let kind = FileKind(atPath: file)
             guard file != "-", kind != .other, kind != .socket else {
-                throw CommandError("\(file): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first")
+                throw CommandError("\(file): not a regular file (a pipe, a socket or a device): gps feed reads its fixture twice; save it to a file first")
             }
             let reader = try LocationFixtureReader(path: file, format: try fixture.inputFormat(), options: try fixture.readOptions())
             // The counting pass also finds a fix gpsd would misdate (NMEA's

@@ -70,7 +70,7 @@ import OffstageCore
         #expect(mkfifo(pipe, 0o600) == 0)
         let feed = try offstage("gps", "feed", pipe)
         #expect(feed.status == 1)
-        #expect(feed.stderr == "offstage: error: \(pipe): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(feed.stderr == "offstage: error: \(pipe): not a regular file (a pipe, a socket or a device): gps feed reads its fixture twice; save it to a file first\n")
         // Guessing a pipe's format read its first lines, which were then lost.
         let unnamed = dir.appendingPathComponent("fixes").path
         #expect(mkfifo(unnamed, 0o600) == 0)
@@ -80,11 +80,11 @@ import OffstageCore
         defer { close(listener) }
         let fromSocket = try offstage("gps", "feed", socketPath)
         #expect(fromSocket.status == 1)
-        #expect(fromSocket.stderr == "offstage: error: \(socketPath): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(fromSocket.stderr == "offstage: error: \(socketPath): not a regular file (a pipe, a socket or a device): gps feed reads its fixture twice; save it to a file first\n")
         // A feed from a pipe without an extension asked for --format first, then refused the pipe.
         let unnamedFeed = try offstage("gps", "feed", unnamed)
         #expect(unnamedFeed.status == 1)
-        #expect(unnamedFeed.stderr == "offstage: error: \(unnamed): not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(unnamedFeed.stderr == "offstage: error: \(unnamed): not a regular file (a pipe, a socket or a device): gps feed reads its fixture twice; save it to a file first\n")
         let convert = try offstage("gps", "convert", unnamed, dir.appendingPathComponent("out.json").path)
         #expect(convert.status == 1)
         #expect(convert.stderr == "offstage: error: \(unnamed): not a regular file (a pipe or a device): its format must be given (--format gpx, nmea or json)\n")
@@ -248,7 +248,7 @@ import OffstageCore
             "\(none.stderr)")
         // Standard input cannot be read twice: it was "cannot open".
         let dash = try offstage("gps", "feed", "-")
-        #expect(dash.status == 1 && dash.stderr == "offstage: error: -: not a regular file (a pipe or a device): gps feed reads its fixture twice; save it to a file first\n")
+        #expect(dash.status == 1 && dash.stderr == "offstage: error: -: not a regular file (a pipe, a socket or a device): gps feed reads its fixture twice; save it to a file first\n")
     }
 
     /// A gpsd that goes away mid-feed (a restarted one has forgotten the
@@ -571,32 +571,12 @@ import OffstageCore
     /// With port 2947 taken (Debian's socket-activated gpsd holds it), the
     /// private gpsd goes on another port, which `gps watch` (on 2947 by
     /// default) never finds: the feed says so and how to watch it.
-    @Test func aFeedWhosePortIsTakenSaysHowToWatchIt() throws {
-        // Held here, unless another process (a system gpsd, a test's feed) holds it already.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        // Bound despite the connections a gpsd there left in TIME_WAIT.
-        var on: Int32 = 1
-        _ = setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(2947).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        _ = listen(holder, 1)
-        #expect(GPSDControl.isListening(port: 2947))
-        let dir = try makeTemporaryDirectory()
-        let input = try write(NMEAFixWriter.sentences(for: LocationFix(latitude: 48.85, longitude: 2.35, time: 1_714_550_400)), to: "one.nmea", in: dir)
-        let run = try offstage("gps", "feed", input, "--speed", "max", "--quiet")
-        #expect(run.status == 0, "\(run.stderr)")
-        let started = try #require(run.stderr.split(separator: "\n").first)
-        let port = try #require(started.split(separator: ":").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) })
-        #expect(port != 2947)
-        #expect(started.hasSuffix(
-            "; it stops when this command ends. Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd 127.0.0.1:\(port)"),
-            "\(started)")
+    @Test func aPrivateGPSDOffPort2947SaysHowToWatchIt() {
+        #expect(PrivateGPSD.started(on: GPSDEndpoint(host: "127.0.0.1", port: 2947), reading: "/dev/pts/3")
+            == "Started a private gpsd on 127.0.0.1:2947 reading /dev/pts/3; it stops when this command ends.")
+        #expect(PrivateGPSD.started(on: GPSDEndpoint(host: "127.0.0.1", port: 46191), reading: "/dev/pts/3")
+            == "Started a private gpsd on 127.0.0.1:46191 reading /dev/pts/3; it stops when this command ends. "
+                + "Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd 127.0.0.1:46191")
     }
 
     @Test func feedWithAPrivateGPSDDeliversEveryFix() throws {
