@@ -73,8 +73,11 @@ public final class Engine {
     var waitStart: (watchdog: TimerID, since: NIODeadline)?
     /// Commands settling in virtual time, each with the timer that ends its
     /// current wait's grace: re-armed when a new wait begins (``perform(_:)``).
-    var hangWatches: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = [:]
+    var hangWatches: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>, arming: Int)] = [:]
     var nextHangWatch = 0
+    /// Numbers each arming of a watch's timer: a timer NIO had already
+    /// taken to run when it was cancelled acts only if still its watch's.
+    var nextHangArming = 0
     /// Completes when the last control command has replied.
     lazy var controlChain: EventLoopFuture<Void> = eventLoop.makeSucceededVoidFuture()
     /// Handed to process-exit threads so they can come back to the loop.
@@ -85,6 +88,9 @@ public final class Engine {
         var launch: Int
         var token: String
         var channel: Channel?
+        /// When the process started (`/proc/PID/stat`), which tells it from
+        /// a later process given its pid; nil when it could not be read.
+        var startTicks: UInt64?
         /// Reaped, its connection still being read (``processExited(_:launch:status:)``):
         /// its pid may be another process's by now, and is never signalled.
         var exitStatus: ExitStatus?
@@ -249,8 +255,9 @@ public final class Engine {
                 waitStart = (wait.watchdog, .now())
                 // A settling command watched the wait before (a hello's,
                 // whose grace is the launch limit): this one has its own.
-                for (id, watch) in hangWatches {
-                    watch.timer.cancel()
+                for id in hangWatches.keys {
+                    // One settled by an earlier re-arm's promise (its chain ran here) is gone.
+                    guard let watch = hangWatches[id] else { continue }
                     armHangWatch(id, settling: watch.promise)
                 }
             }
@@ -334,10 +341,11 @@ public final class Engine {
                 // On the daemon's one event-loop thread, which ends only with the daemon.
                 diesWithThisThread: true,
                 onExit: { status in handle.processExited(app, launch: launch, status: status) })
-            processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil)
+            let ticks = AppProcessHost.startTicks(of: pid)
+            processes[app] = AppProcess(pid: pid, launch: launch, token: token, channel: nil, startTicks: ticks)
             tokens[token] = (app, launch)
             // The seq too: a daemon that crashes then leaves a record near its last.
-            if let ticks = AppProcessHost.startTicks(of: pid) {
+            if let ticks {
                 let recorded = RecordedProcess(
                     bundleID: app, pid: pid, startTicks: ticks, bootID: AppProcessHost.bootID, token: token)
                 storeWrite { try store.recordProcess(recorded, lastSeq: log.lastSeq) }
@@ -457,11 +465,11 @@ public final class Engine {
     /// Arms watch `id`'s timer for the current wait's grace (replacing any
     /// timer it had), or settles `promise` at once when that wait was given up on.
     private func armHangWatch(_ id: Int, settling promise: EventLoopPromise<Void>) {
+        hangWatches.removeValue(forKey: id)?.timer.cancel()
         let wait = board.currentWait
-        if let wait, wait.watchdog == givenUpWait {
-            hangWatches[id] = nil
-            return promise.succeed()
-        }
+        if let wait, wait.watchdog == givenUpWait { return promise.succeed() }
+        let arming = nextHangArming
+        nextHangArming += 1
         let grace =
             board.isWaitingForLaunch
             ? TimeAmount.nanoseconds(board.policy.launchLimit.nanoseconds) : configuration.hangGrace
@@ -469,12 +477,13 @@ public final class Engine {
         let bound = handle.engine
         let timer = eventLoop.scheduleTask(deadline: start + grace) {
             let engine = bound.value
+            guard engine.hangWatches[id]?.arming == arming else { return }
             guard let wait, let current = engine.board.currentWait else { return promise.succeed() }
             guard current.watchdog == wait.watchdog else { return engine.armHangWatch(id, settling: promise) }
             engine.giveUp(on: wait, after: grace)
             promise.succeed()
         }
-        hangWatches[id] = (promise, timer)
+        hangWatches[id] = (promise, timer, arming)
     }
 
     /// Virtual time: the wait's grace ran out; once per wait, logged.
