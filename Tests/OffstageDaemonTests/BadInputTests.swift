@@ -213,6 +213,33 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// Garbage from a process the daemon did not launch names no app, and
+    /// kills none, even while a launched app has not said hello yet: only
+    /// the launched process's own connection is blamed on its launch.
+    @Test func garbageFromAnotherProcessWhileAnAppStartsNamesNoApp() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let go = test.directory + "/go"
+        let app = try scriptApp(
+            "com.example.LateHello", in: test.directory,
+            script: pythonAckingApp(beforeHello: "while not os.path.exists(\"\(go)\"): time.sleep(0.01)"))
+        try await test.ok(["command": "install", "path": .string(app)])
+        let before = try await test.events(kind: .system).count
+        let launch = Task { try await test.ok(["command": "launch", "app": "com.example.LateHello"]) }
+        // [launch], then [spawn]: the app is started, waiting to say hello.
+        let system = try await test.awaitEvents(kind: .system, count: before + 2)
+        #expect(system.last?.name == "spawn", "\(system.map(\.name))")
+        let stranger = try rawAppConnection(test)
+        try stranger.send(Array("this is not json\n".utf8))
+        #expect(try stranger.readLine() == nil)
+        let violation = try #require(try await test.awaitEvents(kind: .error, count: 1).first)
+        #expect(violation.name == "protocolViolation" && violation.app == nil && violation.detail["killed"] == nil, "\(violation)")
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        _ = try await launch.value
+        #expect(try await test.callbacks("com.example.LateHello").last == "applicationDidBecomeActive:")
+        await test.stop()
+    }
+
     /// Tokens were printed without zero-padding: 62 to 64 hex digits.
     @Test func tokensAreAlways64HexDigits() {
         let tokens = (0..<2000).map { _ in Engine.makeToken() }

@@ -186,15 +186,18 @@ func scriptApp(_ bundleID: String, in directory: String, script: String) throws 
 /// A Python app that says hello and acks every callback as protocol.md
 /// describes: `helloEnd` and `ackEnd` end its lines (Python text), and
 /// `beforeAck` and `afterAck`, one Python statement each, run before and
-/// after each ack with the callback in `message` (`time` is imported).
+/// after each ack with the callback in `message` (`time` is imported);
+/// `beforeHello`, one statement, runs once connected.
 func pythonAckingApp(
-    helloEnd: String = #"\n"#, ackEnd: String = #"\n"#, beforeAck: String = "pass", afterAck: String = "pass"
+    helloEnd: String = #"\n"#, ackEnd: String = #"\n"#, beforeHello: String = "pass", beforeAck: String = "pass",
+    afterAck: String = "pass"
 ) -> String {
     """
     #!/usr/bin/env python3
     import json, os, socket, time
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(os.environ["OFFSTAGE_SOCKET"])
+    \(beforeHello)
     s.sendall((json.dumps({"type": "hello", "token": os.environ["OFFSTAGE_TOKEN"], "pid": os.getpid(), "version": 1}) + "\(helloEnd)").encode())
     for line in s.makefile():
         message = json.loads(line)

@@ -13,9 +13,11 @@ extension Engine {
     /// - Parameter peerPID: the connecting process as the kernel knows it,
     ///   which must be the token's process too. Nil (the credentials could
     ///   not be read) refuses the hello: it let any claimed pid through.
-    func hello(token: String, pid: Int32, peerPID: Int32?, version: Int, channel: Channel) -> AppConnectionIdentity? {
+    func hello(
+        token: String, pid: Int32, peerPID: Int32?, peerStartTicks: UInt64? = nil, version: Int, channel: Channel
+    ) -> AppConnectionIdentity? {
         guard let (app, launch) = tokens[token], var process = processes[app], process.launch == launch else {
-            let peer = launchAwaitingHello(peerPID: peerPID)
+            let peer = launchAwaitingHello(peerPID: peerPID, startTicks: peerStartTicks)
             violation(
                 app: peer?.bundleID, launch: peer?.launch, reason: "hello with an unknown token",
                 detail: ["pid": JSONValue(Int(pid))])
@@ -55,12 +57,17 @@ extension Engine {
     }
 
     /// The launch whose spawned process is `peerPID` (as the kernel names a
-    /// connection's peer) and has not said hello yet: what a connection
-    /// breaks before its hello is that app's. Nil for any other process
-    /// (one an app started, or none the daemon launched).
-    func launchAwaitingHello(peerPID: Int32?) -> AppConnectionIdentity? {
-        guard let peerPID,
-            let (app, process) = processes.first(where: { $0.value.livePID == peerPID && $0.value.channel == nil })
+    /// connection's peer), started at `startTicks` (read when the
+    /// connection was accepted: a connection kept by a process that has
+    /// died since is not blamed on a launch given its pid), and has not
+    /// said hello yet: what a connection breaks before its hello is that
+    /// app's. Nil for any other process (one an app started, or none the
+    /// daemon launched).
+    func launchAwaitingHello(peerPID: Int32?, startTicks: UInt64?) -> AppConnectionIdentity? {
+        guard let peerPID, let startTicks,
+            let (app, process) = processes.first(where: {
+                $0.value.livePID == peerPID && $0.value.channel == nil && $0.value.startTicks == startTicks
+            })
         else { return nil }
         return AppConnectionIdentity(bundleID: app, launch: process.launch)
     }

@@ -19,6 +19,9 @@ final class AppConnectionHandler: ChannelInboundHandler {
     /// be any, and a process that read another app's token from
     /// `/proc/PID/environ` took over that app's launch by claiming its pid.
     var peerPID: Int32?
+    /// When the peer process started, read with its pid: names it even
+    /// once its pid is another's.
+    var peerStartTicks: UInt64?
 
     init(engine: NIOLoopBound<Engine>) {
         self.engine = engine
@@ -29,7 +32,10 @@ final class AppConnectionHandler: ChannelInboundHandler {
             let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
             // On the channel's loop the option is read at once.
-            credentials.assumeIsolated().whenSuccess { self.peerPID = $0.pid }
+            credentials.assumeIsolated().whenSuccess {
+                self.peerPID = $0.pid
+                self.peerStartTicks = AppProcessHost.startTicks(of: $0.pid)
+            }
         }
         context.fireChannelActive()
     }
@@ -61,7 +67,8 @@ final class AppConnectionHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        identity = engine.hello(token: token, pid: pid, peerPID: peerPID, version: version, channel: context.channel)
+        identity = engine.hello(
+            token: token, pid: pid, peerPID: peerPID, peerStartTicks: peerStartTicks, version: version, channel: context.channel)
         if identity == nil {
             let refusal = DaemonMessage.failure(id: 0, code: "rejected", message: "hello refused")
             let channel = context.channel
@@ -88,10 +95,10 @@ final class AppConnectionHandler: ChannelInboundHandler {
     }
 
     /// Whose fault a broken connection is: its app's after `hello`; before,
-    /// the app whose launched process connected (``Engine/launchAwaitingHello(peerPID:)``),
+    /// the app whose launched process connected (``Engine/launchAwaitingHello(peerPID:startTicks:)``),
     /// which is then killed like any app that breaks the protocol.
     private func culprit(_ engine: Engine) -> AppConnectionIdentity? {
-        identity ?? engine.launchAwaitingHello(peerPID: peerPID)
+        identity ?? engine.launchAwaitingHello(peerPID: peerPID, startTicks: peerStartTicks)
     }
 }
 
