@@ -209,8 +209,9 @@ struct AppHostIntegrationTests {
 
     /// A command that settles past the hang grace, an app still in its
     /// callback, says so, as a command queued behind one does: it replied
-    /// as if all had gone through, and `launch` of a suspended app that hung
-    /// in `applicationWillEnterForeground:` came back with nothing said.
+    /// as if all had gone through (here `home`, the app hung in
+    /// `applicationDidEnterBackground:`). A later command the hang has
+    /// nothing to do with says nothing of it.
     @Test func aCommandSettledPastTheHangGraceSaysWhoHasNotAnswered() async throws {
         // A grace longer than the 0.5 s applicationWillResignActive: takes.
         let test = try await TestDaemon.start(clock: .virtual, hangGrace: .seconds(1))
@@ -223,6 +224,7 @@ struct AppHostIntegrationTests {
         let home = try await test.ok(["command": "home"])
         #expect(home["pending"] == .string("\(slow) has not answered applicationDidEnterBackground: (past the hang grace, the clock runs on without it)"))
         #expect(home["queued"] == nil)
+        #expect(try await test.ok(["command": "status"])["pending"] == nil)
         await test.stop()
     }
 

@@ -306,6 +306,11 @@ struct ScenarioTests {
             "q.yaml:4: launch com.example.HangsAtLaunch failed: com.example.HangsAtLaunch did not launch: the watchdog killed it after ") == true,
             "\(outcome.failures)")
         #expect(outcome.failures.first?.contains("in application:didFinishLaunchingWithOptions:") == true)
+        // Ended before the watchdog: it never came up either (it passed).
+        let cut = try await runQueued(yaml.replacingOccurrences(of: "end: 30s", with: "end: 10s"))
+        #expect(cut.failures == [
+            "q.yaml:4: launch com.example.HangsAtLaunch failed: com.example.HangsAtLaunch did not launch: it was still in application:didFinishLaunchingWithOptions: when the run ended (give the run an end past its watchdog)"
+        ], "\(cut.failures)")
     }
 
     /// A launch whose app is still waiting behind a hung app when the run
@@ -464,7 +469,6 @@ struct ScenarioTests {
         }
     }
 
-    /// The hint to quote a value ending in ':' is for such lines only.
     /// An app path is relative to the scenario's directory, even one that
     /// starts with `~` in a scenario named without a directory (it went to
     /// the daemon as it was, which read `~` as root's home; `./e.yaml`
@@ -472,18 +476,21 @@ struct ScenarioTests {
     /// (they meant the home and the scenario's directories).
     @Test func appPathsAreRelativeToTheScenarioAndNeverEmptyOrNull() throws {
         #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "e.yaml").appPaths == ["./~/x"])
-        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "dir/e.yaml").appPaths == ["dir/~/x"])
+        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "dir/e.yaml").appPaths == ["./dir/~/x"])
+        #expect(try Scenario.parse("apps: [x]\n", file: "~/e.yaml").appPaths == ["./~/x"])
         #expect(try Scenario.parse("apps: [App, /abs/App]\n", file: "e.yaml").appPaths == ["./App", "/abs/App"])
         for (yaml, message) in [
-            ("apps: [~]\n", "e.yaml:1: expected an app directory path (~ is YAML's null; quote a name that starts with it)"),
-            ("apps: [null]\n", "e.yaml:1: expected an app directory path (null is YAML's null; quote a name that starts with it)"),
+            ("apps: [~]\n", "e.yaml:1: expected an app directory path (~ is YAML's null; quote it)"),
+            ("apps: [null]\n", "e.yaml:1: expected an app directory path (null is YAML's null; quote it)"),
             ("apps: [\"\"]\n", "e.yaml:1: expected an app directory path, not an empty one"),
+            ("apps:\n  -\n", "e.yaml:2: expected an app directory path, not an empty one"),
         ] {
             let error = #expect(throws: ScenarioError.self) { try Scenario.parse(yaml, file: "e.yaml") }
             #expect(error?.description == message)
         }
     }
 
+    /// The hint to quote a value ending in ':' is for such lines only.
     @Test func theQuoteHintIsForValuesEndingInAColon() {
         #expect {
             _ = try Scenario.parse("name: a: b\napps: [a]\n", file: "bad.yaml")

@@ -48,6 +48,7 @@ extension Engine {
         return whenSettled().flatMap {
             let engine = bound.value
             let before = engine.log.lastSeq
+            let waitBefore = engine.board.currentWait?.watchdog
             let outcome: EventLoopFuture<ControlReply>
             engine.submittedInput = nil
             do {
@@ -62,7 +63,7 @@ extension Engine {
             let submitted = engine.submittedInput
             return outcome.flatMap { reply in
                 bound.value.whenSettled().map {
-                    bound.value.annotate(reply, request: request, since: before, submitted: submitted)
+                    bound.value.annotate(reply, request: request, since: before, submitted: submitted, waitBefore: waitBefore)
                 }
             }
         }
@@ -75,7 +76,8 @@ extension Engine {
     /// answered (in virtual time, past the hang grace) is `pending`, with
     /// its ticket in `queued`.
     func annotate(
-        _ reply: ControlReply, request: JSONValue, since seq: Int, submitted: (ticket: Int, input: Springboard.Input)? = nil
+        _ reply: ControlReply, request: JSONValue, since seq: Int, submitted: (ticket: Int, input: Springboard.Input)? = nil,
+        waitBefore: TimerID? = nil
     ) -> ControlReply {
         log.flush()
         guard case .ok(let result) = reply else { return reply }
@@ -102,8 +104,14 @@ extension Engine {
             }
         }
         // Settled with an app still in a callback (virtual time, past the
-        // hang grace): the command's work is not all done either.
-        let unanswered = queued == nil ? board.currentWait.flatMap { wait in wait.callback.map { (wait.app, $0) } } : nil
+        // hang grace): the work of a command that made an input or began
+        // this wait is not all done either (a `status` during an older hang
+        // has nothing to do with it).
+        let unanswered =
+            queued == nil
+            ? board.currentWait.flatMap { wait in
+                submitted != nil || wait.watchdog != waitBefore ? wait.callback.map { (wait.app, $0) } : nil
+            } : nil
         // Most replies go as they are: the object is taken apart only to add to it.
         guard !errors.isEmpty || queued != nil || unanswered != nil, case .object(var members) = result else { return reply }
         if !errors.isEmpty { members["errors"] = .array(errors.map(\.json)) }

@@ -180,13 +180,15 @@ extension Scenario {
         }
         let appLines = appList.map { $0.mark?.line ?? 0 }
         let appPaths = try appList.map { node -> String in
-            if node.null != nil, let written = node.scalar?.string {
-                throw error(node, "expected an app directory path (\(written) is YAML's null; quote a name that starts with it)")
+            if node.null != nil, let written = node.scalar?.string, !written.isEmpty {
+                throw error(node, "expected an app directory path (\(written) is YAML's null; quote it)")
             }
-            guard let path = node.string else { throw error(node, "expected an app directory path") }
+            guard let path = node.null == nil ? node.string : "" else { throw error(node, "expected an app directory path") }
             guard !path.isEmpty else { throw error(node, "expected an app directory path, not an empty one") }
+            if path.hasPrefix("/") { return path }
+            let joined = base.isEmpty ? path : base + "/" + path
             // "./" keeps a relative path from being read otherwise (`~/x` as the home's).
-            return path.hasPrefix("/") ? path : (base.isEmpty ? "./" : base + "/") + path
+            return joined.hasPrefix("/") ? joined : "./" + joined
         }
 
         var steps: [Step] = []

@@ -117,14 +117,16 @@ public struct ScenarioRunner {
                     try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
-            let (events, states, lastInputRun, blocker, launching) = try await daemon.engine.submit { engine in
+            let (events, states, lastInputRun, endWait, launching) = try await daemon.engine.submit { engine in
                 let apps = engine.board.installedApps.map(\.bundleID)
                 return (
                     engine.log.events(after: start),
                     Dictionary(uniqueKeysWithValues: apps.map { ($0, engine.board.state(of: $0) ?? .notRunning) }),
-                    engine.board.lastInputRun, engine.board.waitingFor, Set(apps.filter(engine.board.isLaunchPending))
+                    engine.board.lastInputRun, engine.board.currentWait.map { ($0.app, $0.callback) },
+                    Set(apps.filter(engine.board.isLaunchPending))
                 )
             }.get()
+            let blocker = endWait?.0
             // The refusals of inputs that ran queued, by ticket.
             var refusals: [Int: String] = [:]
             for refusal in events.lazy.compactMap(\.refusal) { refusals[refusal.ticket] = refusal.reason }
@@ -144,7 +146,8 @@ public struct ScenarioRunner {
                         let waiting = blocker == app ? " it had not said hello" : " it was still waiting\(behind)"
                         stepFailures[index] = "\(words) never came up:\(waiting) \(giveAnEnd)"
                     } else {
-                        stepFailures[index] = judge(step, refusal: Self.launchFailure(of: app, since: since, in: events))
+                        let hung = endWait.flatMap { $0.0 == app ? $0.1 : nil }
+                        stepFailures[index] = judge(step, refusal: Self.launchFailure(of: app, since: since, in: events, stillIn: hung))
                     }
                 } else {
                     stepFailures[index] = judge(step, refusal: nil)
@@ -186,9 +189,11 @@ public struct ScenarioRunner {
     /// before its launch callbacks (`application:willFinishLaunchingWithOptions:`,
     /// `application:didFinishLaunchingWithOptions:`, `applicationDidBecomeActive:`)
     /// were done, of a crash, an exit, a watchdog, a failed spawn or a
-    /// protocol violation. The launch is the app's first spawn after the
+    /// protocol violation, or when the run ended with the app still in one
+    /// of them (`stillIn`, the callback the system waited for at the end).
+    /// The launch is the app's first spawn after the
     /// step (`since`), or the one under way when the step was issued.
-    static func launchFailure(of app: String, since: Int, in events: [Event]) -> String? {
+    static func launchFailure(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> String? {
         let own = events.filter { $0.app == app }
         let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
         guard let start = own.firstIndex(where: { $0.seq > since && isSpawn($0) }) ?? own.lastIndex(where: isSpawn)
@@ -210,6 +215,10 @@ public struct ScenarioRunner {
                 if delivered == launchCallbacks.count, event.detail["callback"]?.stringValue != launchCallbacks.last { return nil }
                 return "\(app) did not launch: \(Engine.describe(event))"
             }
+        }
+        // No later launch, nor death: still in the last callback delivered?
+        if let stillIn, delivered > 0, stillIn == launchCallbacks[delivered - 1] {
+            return "\(app) did not launch: it was still in \(stillIn) when the run ended (give the run an end past its watchdog)"
         }
         return nil
     }
