@@ -152,17 +152,27 @@ struct ScenarioTests {
         return outcome
     }
 
+    /// A scenario whose first step launches BlockingApp (which hangs in
+    /// `applicationDidEnterBackground:`, with a 300 ms hang grace) and
+    /// whose second is at 1 s: `rest` goes on from that step's `do:`,
+    /// indented as under `  - at: 1s`; `also` are more apps.
+    func behindBlockingApp(also apps: [String] = [], _ rest: String) -> String {
+        """
+        apps: [\(([Paths.sample("misbehaving/BlockingApp")] + apps).joined(separator: ", "))]
+        hangGrace: 300ms
+        steps:
+          - do: launch com.offstage.tests.BlockingApp
+          - at: 1s
+
+        """ + rest
+    }
+
     /// Steps queued behind a hung app are judged when they run: the
     /// second lock is refused and the launch on the locked device too (both
     /// went through, judged when issued), and the unlock after the queued
     /// lock is taken (it was refused: the device was not locked yet).
     @Test func stepsQueuedBehindAHungAppAreJudgedWhenTheyRun() async throws {
-        let yaml = """
-            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("StateLab"))]
-            hangGrace: 300ms
-            steps:
-              - do: launch com.offstage.tests.BlockingApp
-              - at: 1s
+        let yaml = behindBlockingApp(also: [Paths.sample("StateLab")], """
                 do: home
               - do: lock
               - do: lock
@@ -175,7 +185,7 @@ struct ScenarioTests {
             expect:
               com.offstage.tests.BlockingApp: {finalState: notRunning}
               \(stateLab): {finalState: active}
-            """
+            """)
         let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         let refused = outcome.timeline.filter { $0.name == "refused" }.map { [formatSeconds($0.time), $0.detail["input"]?.stringValue] }
@@ -187,16 +197,11 @@ struct ScenarioTests {
     /// was judged as taken ("was expected to fail").
     @Test func everyQueuedStepRefusedIsJudgedSoHoweverMany() async throws {
         let refusals = 1_001
-        let yaml = """
-            apps: [\(Paths.sample("misbehaving/BlockingApp"))]
-            hangGrace: 300ms
-            steps:
-              - do: launch com.offstage.tests.BlockingApp
-              - at: 1s
+        let yaml = behindBlockingApp("""
                 do: home
               - do: lock
 
-            """ + String(repeating: "  - do: lock\n    expectFailure: true\n", count: refusals) + "end: 10s\n"
+            """) + String(repeating: "  - do: lock\n    expectFailure: true\n", count: refusals) + "end: 10s\n"
         let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         #expect(outcome.timeline.filter { $0.name == "refused" }.count == refusals)
@@ -205,15 +210,10 @@ struct ScenarioTests {
     /// A step still queued behind a hung app when the run ends never took
     /// effect: it fails, saying so (it counted as done).
     @Test func aStepStillQueuedWhenTheRunEndsFails() async throws {
-        let yaml = """
-            apps: [\(Paths.sample("misbehaving/BlockingApp"))]
-            hangGrace: 300ms
-            steps:
-              - do: launch com.offstage.tests.BlockingApp
-              - at: 1s
+        let yaml = behindBlockingApp("""
                 do: home
               - do: lock
-            """
+            """)
         let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [
             "q.yaml:7: lock never ran: it was still queued behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
@@ -226,12 +226,7 @@ struct ScenarioTests {
     /// later kill of an app that came up does not. It was judged as taken
     /// when issued.
     @Test func aLaunchStartingBehindAHungAppIsJudgedByItsLaunch() async throws {
-        let yaml = """
-            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("misbehaving/CrashAtLaunchApp")), \(Paths.sample("StateLab"))]
-            hangGrace: 300ms
-            steps:
-              - do: launch com.offstage.tests.BlockingApp
-              - at: 1s
+        let yaml = behindBlockingApp(also: [Paths.sample("misbehaving/CrashAtLaunchApp"), Paths.sample("StateLab")], """
                 do: launch com.offstage.tests.CrashAtLaunchApp
                 expectFailure: true
               - do: launch \(stateLab)
@@ -240,7 +235,7 @@ struct ScenarioTests {
             expect:
               com.offstage.tests.CrashAtLaunchApp: {finalState: notRunning}
               \(stateLab): {finalState: notRunning}
-            """
+            """)
         let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [])
         // The crash came after the hung app's watchdog (5 s after 1 s), not when the step was issued.
@@ -317,14 +312,9 @@ struct ScenarioTests {
     /// ends never came up: it fails, saying so. It passed, judged when
     /// issued.
     @Test func aLaunchStillWaitingWhenTheRunEndsFails() async throws {
-        let yaml = """
-            apps: [\(Paths.sample("misbehaving/BlockingApp")), \(Paths.sample("StateLab"))]
-            hangGrace: 300ms
-            steps:
-              - do: launch com.offstage.tests.BlockingApp
-              - at: 1s
+        let yaml = behindBlockingApp(also: [Paths.sample("StateLab")], """
                 do: launch \(stateLab)
-            """
+            """)
         let outcome = try await runQueued(yaml)
         #expect(outcome.failures == [
             "q.yaml:6: launch \(stateLab) never came up: it was still waiting behind com.offstage.tests.BlockingApp, which had not answered, when the run ended (give the run an end past that app's watchdog)"
