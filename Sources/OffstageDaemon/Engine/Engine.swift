@@ -73,8 +73,8 @@ public final class Engine {
     var waitStart: (watchdog: TimerID, since: NIODeadline)?
     /// Commands settling in virtual time, each with the timer that ends its
     /// current wait's grace: re-armed when a new wait begins (``perform(_:)``).
-    var hangWatches: [Int: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>, arming: Int)] = [:]
-    var nextHangWatch = 0
+    /// Keyed by the promise's future, which is the watch's for its life.
+    var hangWatches: [ObjectIdentifier: (promise: EventLoopPromise<Void>, timer: Scheduled<Void>, arming: Int)] = [:]
     /// Numbers each arming of a watch's timer: a timer NIO had already
     /// taken to run when it was cancelled acts only if still its watch's.
     var nextHangArming = 0
@@ -455,8 +455,7 @@ public final class Engine {
     /// Virtual time: settles `promise` once the current wait has had its
     /// grace, or hands over to the wait after it.
     private func watchForHang(settling promise: EventLoopPromise<Void>) {
-        let id = nextHangWatch
-        nextHangWatch += 1
+        let id = ObjectIdentifier(promise.futureResult)
         armHangWatch(id, settling: promise)
         let bound = handle.engine
         promise.futureResult.whenComplete { _ in bound.value.hangWatches.removeValue(forKey: id)?.timer.cancel() }
@@ -464,7 +463,7 @@ public final class Engine {
 
     /// Arms watch `id`'s timer for the current wait's grace (replacing any
     /// timer it had), or settles `promise` at once when that wait was given up on.
-    private func armHangWatch(_ id: Int, settling promise: EventLoopPromise<Void>) {
+    private func armHangWatch(_ id: ObjectIdentifier, settling promise: EventLoopPromise<Void>) {
         hangWatches.removeValue(forKey: id)?.timer.cancel()
         let wait = board.currentWait
         if let wait, wait.watchdog == givenUpWait { return promise.succeed() }
