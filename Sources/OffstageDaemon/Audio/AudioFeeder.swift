@@ -138,13 +138,14 @@ final class AudioFeeder: Sendable {
     }
 
     /// The decoder reached the end at `frame`: short of the header's count
-    /// means the file was cut.
+    /// means the file was cut, or damaged where it stops (a decoder such as
+    /// Vorbis's ends at damage without an error).
     private func checkComplete(_ frame: Int) throws(AudioError) {
         guard file.frames - frame > file.endTolerance else { return }
         let rate = Double(file.sampleRate)
         throw AudioError(
             .corrupt,
-            "\(file.path): truncated: the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s")
+            "\(file.path): the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s (truncated or damaged there)")
     }
 
     /// Waits until the decoder thread has exited (after ``stop()``).
