@@ -173,6 +173,7 @@ public final class PulseAudioBackend: AudioBackend {
             }
             try wait(for: op, on: connection) { query.done }
             let sinks = try listSinks(connection)
+            guard !sinks.isEmpty else { throw AudioError(.streamFailed, Self.noSinkMessage(connection.serverName)) }
             return sinks.values.first { $0.name == query.defaultSink }?.route ?? .speaker
         }
     }
@@ -230,6 +231,11 @@ public final class PulseAudioBackend: AudioBackend {
         while !done(), connection.connected, pa_operation_get_state(op) == PA_OPERATION_RUNNING { lock.wait() }
         pa_operation_unref(op)
         guard done() else { throw AudioError(.serverUnavailable, "lost \(connection.serverName) while waiting for it") }
+    }
+
+    /// Why nothing can play: the server has no output at all.
+    static func noSinkMessage(_ serverName: String) -> String {
+        "\(serverName) has no output to play on (no sink; `pactl load-module module-null-sink` adds one)"
     }
 
     private func listSinks(_ connection: PulseConnection) throws(AudioError) -> [UInt32: PulseSink] {

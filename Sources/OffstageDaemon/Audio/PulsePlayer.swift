@@ -214,6 +214,11 @@ final class PulsePlayer {
             if machine.state == .playing { cork(false) }
         case PA_STREAM_FAILED:
             guard connection.connected, let context = connection.context else { return }
+            // A stream that never became ready for want of any sink: the file is not to blame.
+            if !ready, pa_context_errno(context) == Int32(PA_ERR_NOENTITY.rawValue) {
+                perform(machine.failed("cannot play \(request.path): " + PulseAudioBackend.noSinkMessage(connection.serverName), streamGone: true))
+                return
+            }
             perform(machine.failed("\(request.path): the server dropped the stream (\(pulseErrorText(context)))", streamGone: true))
         default:
             break

@@ -26,11 +26,19 @@ struct AudioPlayCommand: AsyncParsableCommand {
     @Option(help: "The app name the sound server shows.")
     var app: String = "offstage"
 
-    @Option(parsing: .unconditional, help: "Volume, from 0 to 1.")
-    var volume: Double = 1
+    // Text, checked as a decimal: Double() would take 0x10 for 16.
+    @Option(name: .customLong("volume"), parsing: .unconditional, help: ArgumentHelp("Volume, from 0 to 1.", valueName: "volume"))
+    var volumeArgument = "1"
 
-    @Option(parsing: .unconditional, help: "Start this many seconds into the file.")
-    var start: Double = 0
+    @Option(
+        name: .customLong("start"), parsing: .unconditional,
+        help: ArgumentHelp("Start this many seconds into the file.", valueName: "start"))
+    var startArgument = "0"
+
+    /// `--volume` (once validated).
+    var volume: Double { LocationNumber.decimal(volumeArgument) ?? .nan }
+    /// `--start` in seconds (once validated).
+    var start: Double { LocationNumber.decimal(startArgument) ?? .nan }
 
     @Flag(help: "Play in a loop until interrupted with ^C.")
     var loop = false
@@ -41,19 +49,25 @@ struct AudioPlayCommand: AsyncParsableCommand {
     func validate() throws {
         try requireUTF8(file, "file")
         if server?.isEmpty == true { throw ValidationError("--server needs an address such as unix:/path/native; leave it out for the default") }
+        if server == nil, ProcessInfo.processInfo.environment["PULSE_SERVER"] == "" {
+            throw ValidationError("PULSE_SERVER is set but empty: give it an address such as unix:/path/native, or unset it for the user's server")
+        }
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
+        guard LocationNumber.decimal(volumeArgument) != nil else { throw ValidationError("--volume takes a decimal number, not \(volumeArgument)") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
-        // Past the file's end (however far) is checked against the file.
+        guard LocationNumber.decimal(startArgument) != nil else { throw ValidationError("--start takes decimal seconds, not \(startArgument)") }
+        // Past the file's end (however far) is checked against the file, in `run`.
         guard start.isFinite, start >= 0 else { throw ValidationError("--start takes 0 or more seconds") }
     }
 
     func run() async throws {
+        let info = try await reportingErrors { try AudioFile.forPlayback(path: file) }
+        // A usage error too, though only the file can tell (exit 64, before any server is asked).
+        guard let startTime = Duration(acceptedSeconds: start), startTime < info.duration else {
+            throw ValidationError("--start \(startArgument) s is not before the end of \(file) (\(info.length))")
+        }
         try await reportingErrors {
             let role = AudioRole(rawValue: role)!
-            let info = try AudioFile.forPlayback(path: file)
-            guard let startTime = Duration(acceptedSeconds: start), startTime < info.duration else {
-                throw CommandError("--start \(formatSeconds(start)) s is not before the end of \(file) (\(info.length))")
-            }
             let backend = try PulseAudioBackend(options: PulseAudioOptions(server: server))
             let request = AudioPlayerRequest(path: file, role: role, appName: app, looping: loop)
             printError("Playing \(file) (\(info.summary)) as \(role.rawValue) on the \(try backend.route().rawValue).")
@@ -95,7 +109,8 @@ struct AudioPlayCommand: AsyncParsableCommand {
                         tracker.update(position, playing: (try? backend.state(id)) == .playing)
                         lastPosition = position
                     }
-                    row(lastPosition, "\(event)")
+                    // A failure's message is the command's error, printed once, below the table.
+                    if case .failed = event { row(lastPosition, "failed") } else { row(lastPosition, "\(event)") }
                     switch event {
                     case .interruptionEnded(let shouldResume):
                         guard shouldResume else { line("not resuming (no shouldResume)"); return }

@@ -101,16 +101,59 @@ import Testing
         let volume = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--volume", "3"])
         #expect(volume.status == 64)
         #expect(volume.stderr == "offstage: error: --volume must be within 0…1 (see offstage audio play --help)\n")
+        // Past the end is an option error, found from the file before any server is asked (no PULSE_SERVER needed).
         let start = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "10"])
-        #expect(start.status == 1)
-        #expect(start.stderr == "offstage: error: --start 10 s is not before the end of \(audioFixture("ringtone.wav")) (1 s)\n")
-        // Too large for a duration is past the end too, not a sign error.
+        #expect(start.status == 64)
+        #expect(start.stderr == "offstage: error: --start 10 s is not before the end of \(audioFixture("ringtone.wav")) (1 s) (see offstage audio play --help)\n")
+        // Too large for a duration is past the end too, not a sign error; shown as written.
         let far = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "1e300"])
-        #expect(far.status == 1)
-        #expect(far.stderr.hasPrefix("offstage: error: --start 1e+300 s is not before the end of "), "\(far.stderr)")
+        #expect(far.status == 64)
+        #expect(far.stderr.hasPrefix("offstage: error: --start 1e300 s is not before the end of "), "\(far.stderr)")
         let negative = try runOffstage(["audio", "play", audioFixture("ringtone.wav"), "--start", "-1"])
         #expect(negative.status == 64)
         #expect(negative.stderr == "offstage: error: --start takes 0 or more seconds (see offstage audio play --help)\n")
+        // Decimal only, as the gps commands' numbers: Double() reads 0x4 as 4 and 0x0.8p0 as 0.5.
+        let hexStart = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--start", "0x4"])
+        #expect(hexStart.status == 64)
+        #expect(hexStart.stderr == "offstage: error: --start takes decimal seconds, not 0x4 (see offstage audio play --help)\n")
+        let hexVolume = try runOffstage(["audio", "play", audioFixture("clip.wav"), "--volume", "0x0.8p0"])
+        #expect(hexVolume.status == 64)
+        #expect(hexVolume.stderr == "offstage: error: --volume takes a decimal number, not 0x0.8p0 (see offstage audio play --help)\n")
+        let emptyServer = try runOffstage(["audio", "play", audioFixture("clip.wav")], environment: ["PULSE_SERVER": ""])
+        #expect(emptyServer.status == 64)
+        #expect(
+            emptyServer.stderr == "offstage: error: PULSE_SERVER is set but empty: give it an address such as unix:/path/native, "
+                + "or unset it for the user's server (see offstage audio play --help)\n")
+    }
+
+    /// A failure while playing is a row of the table and the command's
+    /// error, its message printed once (it was in both).
+    @Test func aFailureWhilePlayingIsPrintedOnce() throws {
+        let rig = try PulseRig()
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cut = try truncatedCopy(of: "clip.mp3", keeping: 0.5, in: dir)
+        let run = try runOffstage(["audio", "play", cut], environment: ["PULSE_SERVER": rig.server.serverAddress])
+        #expect(run.status == 1)
+        let rows = run.stdout.split(separator: "\n")
+        #expect(rows.last?.split(separator: " ").last == "failed", "\(run.stdout)")
+        #expect(!run.stdout.contains("stops at"), "\(run.stdout)")
+        let errors = run.stderr.split(separator: "\n").filter { $0.hasPrefix("offstage: error: ") }
+        #expect(errors.count == 1 && errors[0].hasPrefix("offstage: error: \(cut): the audio stops at "), "\(run.stderr)")
+    }
+
+    /// A server with no output: the command says so, and does not blame
+    /// the file (it said "on the speaker", then "the server dropped the
+    /// stream (No such entity)" after the file's name).
+    @Test func aServerWithNoSinkIsNamedNotTheFile() throws {
+        let rig = try PulseRig(headphones: true)
+        try rig.pactl("unload-module", "module-null-sink")
+        let run = try runOffstage(["audio", "play", audioFixture("ringtone.wav")], environment: ["PULSE_SERVER": rig.server.serverAddress])
+        #expect(run.status == 1)
+        #expect(run.stdout == "")
+        #expect(
+            run.stderr == "offstage: error: \(rig.server.serverAddress) has no output to play on "
+                + "(no sink; `pactl load-module module-null-sink` adds one)\n")
     }
 
     @Test func infoDescribesGoodFilesAndNamesBadOnes() throws {

@@ -93,11 +93,30 @@ import Testing
             if case .player(id, .failed) = $0 { true } else { false }
         }
         guard case .player(_, .failed(let message)) = failure else { Issue.record("no failure: \(rig.recorder.all)"); return }
-        // "…: truncated: the audio stops at 3.351 s of 5 s"
+        // "…: the audio stops at 3.351 s of 5 s (truncated or damaged there)": not called cut
+        #expect(!message.contains("truncated:"), "\(message)")
         let stops = try #require(message.split(separator: " stops at ").last?.split(separator: " ").first.flatMap { Double($0) }, "\(message)")
         let played = try rig.backend.position(id).seconds
         #expect(stops > 1.5, "\(message)")
         #expect(played >= stops - 0.1, "failed at \(played) s of the \(stops) s that decode")
+    }
+
+    /// A player made on a server with no sink fails naming the server's
+    /// want of an output, not the file ("the server dropped the stream
+    /// (No such entity)" after the file's name).
+    @Test func aPlayerOnAServerWithNoSinkFailsNamingTheServer() async throws {
+        let rig = try PulseRig()
+        try rig.pactl("unload-module", "module-null-sink")
+        let path = audioFixture("ringtone.wav")
+        let id = try rig.backend.makePlayer(AudioPlayerRequest(path: path, appName: "Radio"))
+        try rig.backend.play(id)
+        let failure = await rig.recorder.next(timeout: .seconds(20)) {
+            if case .player(id, .failed) = $0 { true } else { false }
+        }
+        guard case .player(_, .failed(let message)) = failure else { Issue.record("no failure: \(rig.recorder.all)"); return }
+        #expect(
+            message == "cannot play \(path): \(rig.server.serverAddress) has no output to play on "
+                + "(no sink; `pactl load-module module-null-sink` adds one)")
     }
 
     /// The real backend refuses a sample rate the engine does not play,
