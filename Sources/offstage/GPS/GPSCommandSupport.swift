@@ -33,7 +33,7 @@ struct GPSFixtureOptions: ParsableArguments {
         guard LocationNumber.decimal(routeSpeedArgument) != nil else {
             throw ValidationError("--route-speed takes decimal metres per second, not \(routeSpeedArgument)")
         }
-        guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive, finite number (got \(routeSpeed))") }
+        guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive, finite number (got \(routeSpeedArgument))") }
         _ = try readOptions()
         _ = try inputFormat()
     }
@@ -100,7 +100,7 @@ struct GPSDTargetOptions: ParsableArguments {
 
     func validate() throws {
         guard LocationNumber.decimal(holdArgument) != nil else { throw ValidationError("--hold takes decimal seconds, not \(holdArgument)") }
-        guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(hold))") }
+        guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(holdArgument))") }
         if let control {
             try requireUTF8(control, "--control")
             guard gpsd != nil else {

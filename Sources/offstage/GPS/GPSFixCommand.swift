@@ -42,7 +42,10 @@ struct GPSFixCommand: AsyncParsableCommand {
             return metres
         }
         let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)
-        guard coordinate.isValid else { throw ValidationError("\(latitude), \(longitude) is not a valid coordinate") }
+        // As given: 91 was shown as 91.0.
+        guard coordinate.isValid else {
+            throw ValidationError("\(coordinates[0]), \(coordinates[1]) is not a valid coordinate (latitude -90 to 90, longitude -180 to 180)")
+        }
         var stamp = Date().timeIntervalSince1970
         if let time {
             guard let t = LocationTimeFormat.parseISO8601(time) else {

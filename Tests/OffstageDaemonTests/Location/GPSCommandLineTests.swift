@@ -509,12 +509,15 @@ import OffstageCore
             #expect(run.status == 64 && run.stderr == "offstage: error: --speed \(huge): expected a number from 0.001 to 1000000, or max (see offstage gps feed --help)\n")
         }
         let coordinate = try offstage("gps", "fix", "91", "0")
-        #expect(coordinate.status == 64 && coordinate.stderr == "offstage: error: 91.0, 0.0 is not a valid coordinate (see offstage gps fix --help)\n")
+        #expect(coordinate.status == 64 && coordinate.stderr == "offstage: error: 91, 0 is not a valid coordinate (latitude -90 to 90, longitude -180 to 180) (see offstage gps fix --help)\n")
         let endpoint = try offstage("gps", "watch", "--gpsd", "host:notaport")
         #expect(endpoint.status == 64 && endpoint.stderr == "offstage: error: --gpsd host:notaport: expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps watch --help)\n")
         // Option errors of every gps command are usage errors (exit 64), named before anything starts.
         let routeSpeed = try offstage("gps", "feed", fixture, "--route-speed", "-1")
-        #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive, finite number (got -1.0) (see offstage gps feed --help)\n")
+        #expect(routeSpeed.status == 64 && routeSpeed.stderr == "offstage: error: --route-speed must be a positive, finite number (got -1) (see offstage gps feed --help)\n")
+        // As given, as --speed echoes it (--hold said -1.0 for -1).
+        let hold = try offstage("gps", "feed", fixture, "--hold", "-1")
+        #expect(hold.status == 64 && hold.stderr == "offstage: error: --hold takes 0 to 86400 seconds (got -1) (see offstage gps feed --help)\n", "\(hold.stderr)")
         // An output name that tells no format is a usage error like the others (it was exit 1).
         let unknownOutput = try offstage("gps", "convert", fixture, "out.xyz")
         #expect(unknownOutput.status == 64 && unknownOutput.stderr.hasPrefix("offstage: error: out.xyz: the output format cannot be told from the name (.gpx, .nmea or .json); give --to gpx, nmea or json"), "\(unknownOutput.stderr)")
@@ -524,7 +527,7 @@ import OffstageCore
         #expect(feedEndpoint.status == 64 && feedEndpoint.stderr == "offstage: error: --gpsd nowhere:0: expected HOST:PORT, HOST or PORT (1 to 65535) (see offstage gps feed --help)\n")
         // Negative values are values: they were taken for options ("Missing expected argument '<longitude>'").
         let south = try offstage("gps", "fix", "-91", "-0.5")
-        #expect(south.status == 64 && south.stderr == "offstage: error: -91.0, -0.5 is not a valid coordinate (see offstage gps fix --help)\n")
+        #expect(south.status == 64 && south.stderr == "offstage: error: -91, -0.5 is not a valid coordinate (latitude -90 to 90, longitude -180 to 180) (see offstage gps fix --help)\n")
         let below = try offstage("gps", "fix", "-33.86", "151.2", "--altitude", "-30000")
         #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000.0; -20000.0 to 1000000.0) (see offstage gps fix --help)\n")
         // Decimal numbers only, as in fixtures: 0x10 was 16.
