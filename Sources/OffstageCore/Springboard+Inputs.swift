@@ -205,7 +205,8 @@ extension Springboard {
 
         case .launchInBackground(let id, let options):
             precondition(apps[id]?.hasProcess == false, "launch-background \(id): checked just before it expands")
-            return launchSteps(id, background: true, options: options)
+            // Named in the timeline as `launch` and `wake` are.
+            return [.log(LogEntry(kind: .system, app: id, name: "launchInBackground"))] + launchSteps(id, background: true, options: options)
         }
     }
 

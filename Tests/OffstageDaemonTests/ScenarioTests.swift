@@ -48,6 +48,8 @@ struct ScenarioTests {
         #expect(outcome.failures == [])
         let launching = outcome.timeline.first { $0.name == "application:willFinishLaunchingWithOptions:" }
         #expect(launching?.detail == ["UIApplicationLaunchOptionsLocationKey": true])
+        // The timeline names the step first, as it does `launch` and `wake` (it began at the spawn).
+        #expect(outcome.timeline.first { $0.app == stateLab }.map { [$0.kind.rawValue, $0.name] } == ["system", "launchInBackground"])
     }
 
     @Test func aWrongExpectationFailsWithTheFirstDifference() async throws {
