@@ -41,7 +41,8 @@ struct EventsCommand: ParsableCommand {
     @Flag(help: "Keep printing new events as they happen.") var follow = false
     @Flag(help: "One JSON object per line: seq, time, app, kind, name, detail.") var json = false
     @Option(help: ArgumentHelp("Only this app's events: its bundle id, or the last part of it as the timeline shows it (with --follow, a bundle id not installed yet is waited for).", valueName: "bundle-id")) var app: String?
-    @Option(parsing: .unconditional, help: "Only events after this seq.") var after: Int = 0
+    @Option(parsing: .unconditional, help: "Only events after this seq (--seq or --json shows each event's).") var after: Int = 0
+    @Flag(help: "Start each line with the event's seq, for --after.") var seq = false
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
@@ -111,7 +112,11 @@ struct EventsCommand: ParsableCommand {
     func showLine(_ event: Event, _ naming: inout AppNaming, _ width: inout Int) {
         if let app = event.app { naming.insert(app) }
         width = max(width, Event.timeWidth(for: CollectionOfOne(event)))
-        printLine(event.humanLine(naming: naming, timeWidth: width))
+        let line = event.humanLine(naming: naming, timeWidth: width)
+        guard seq else { return printLine(line) }
+        // Right-aligned in 6 places (a longer seq shifts its line only).
+        let number = String(event.seq)
+        printLine(String(repeating: " ", count: max(0, 6 - number.count)) + number + "  " + line)
     }
 }
 

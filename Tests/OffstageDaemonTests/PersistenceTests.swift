@@ -74,6 +74,12 @@ struct PersistenceTests {
         let run = try runOffstage(["events", "--after", "10", "--socket", directory + "/control.sock"])
         #expect(run.status == 0)
         #expect(run.stderr == "offstage: warning: events 11 to \(first - 1) are no longer in the daemon's memory; the data directory's events.jsonl has them\n")
+        // --seq shows the numbers --after takes (the text lines had none).
+        let tail = try runOffstage(["events", "--after", "69998", "--seq", "--socket", directory + "/control.sock"])
+        #expect(tail.status == 0)
+        #expect(tail.stdout.hasPrefix(" 69999       0      system  [tick]\n 70000  "), "\(tail.stdout)")
+        let seqs = tail.stdout.split(separator: "\n").map { Int($0.split(separator: " ").first ?? "") }
+        #expect(seqs.count > 2 && seqs == (69999..<69999 + seqs.count).map { $0 }, "\(tail.stdout)")
         await test.stop()
     }
 
