@@ -52,6 +52,29 @@ struct ScenarioTests {
         #expect(outcome.timeline.first { $0.app == stateLab }.map { [$0.kind.rawValue, $0.name] } == ["system", "launchInBackground"])
     }
 
+    /// A run's directory is in TMPDIR (it was always /tmp), unless the
+    /// run's sockets would not fit in a socket address there.
+    @Test func aRunsDirectoryIsInTheTemporaryDirectoryWhenItsSocketsFit() throws {
+        let parent = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let near = try ScenarioRunner.makeTemporaryDirectory(in: URL(fileURLWithPath: parent))
+        defer { near.remove() }
+        #expect((near.path as NSString).deletingLastPathComponent == parent)
+        // PARENT/offstage-run-UUID/control.sock is 108 bytes here: one too many.
+        let deep = parent + "/" + String(repeating: "d", count: 107 - parent.utf8.count - "/offstage-run-/control.sock".utf8.count - 36)
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        let far = try ScenarioRunner.makeTemporaryDirectory(in: URL(fileURLWithPath: deep))
+        defer { far.remove() }
+        #expect((far.path as NSString).deletingLastPathComponent == "/tmp")
+        // One byte shorter fits.
+        let fitting = String(deep.dropLast())
+        try FileManager.default.createDirectory(atPath: fitting, withIntermediateDirectories: true)
+        let close = try ScenarioRunner.makeTemporaryDirectory(in: URL(fileURLWithPath: fitting))
+        defer { close.remove() }
+        #expect((close.path as NSString).deletingLastPathComponent == fitting)
+        #expect((close.path + "/control.sock").utf8.count == 107)
+    }
+
     @Test func aWrongExpectationFailsWithTheFirstDifference() async throws {
         let yaml = """
             name: wrong

@@ -318,9 +318,16 @@ public struct ScenarioRunner {
 
     /// A new run directory in /tmp, locked while the run lasts (a later
     /// run removes it should this one be killed outright).
-    static func makeTemporaryDirectory() throws -> OwnedTemporaryDirectory {
+    /// The run's directory, in `TMPDIR` (it was always `/tmp`) unless the
+    /// run's sockets would not fit in a socket address there: then `/tmp`.
+    static func makeTemporaryDirectory(
+        in temporary: URL = FileManager.default.temporaryDirectory
+    ) throws -> OwnedTemporaryDirectory {
+        // The longest socket path: PARENT/offstage-run-UUID/control.sock.
+        let longest = temporary.appendingPathComponent("offstage-run-\(UUID().uuidString)/control.sock").path
+        let parent = SocketPreparation.fits(longest) ? temporary : URL(fileURLWithPath: "/tmp")
         do {
-            return try OwnedTemporaryDirectory(prefix: "offstage-run", in: URL(fileURLWithPath: "/tmp"))
+            return try OwnedTemporaryDirectory(prefix: "offstage-run", in: parent)
         } catch {
             throw DaemonError(.storage, "cannot create the run's directory \(error.path): \(error.reason)")
         }

@@ -37,11 +37,14 @@ public enum DefaultPaths {
 }
 
 enum SocketPreparation {
+    /// Whether `path` fits in a Unix socket's address (107 bytes and the NUL).
+    static func fits(_ path: String) -> Bool { path.utf8.count < 108 }
+
     /// Creates the socket's directory (0700) and removes a stale socket file
     /// (never a file of another kind).
     /// - Throws: ``DaemonError`` when a daemon already listens there or the path is unusable.
     static func prepare(_ path: String) throws {
-        guard path.utf8.count < 108 else {
+        guard fits(path) else {
             throw DaemonError(.badRequest, "socket path too long for a Unix socket (max 107 bytes): \(path)")
         }
         let directory = parentPath(of: path)
