@@ -23,8 +23,13 @@ public final class PrivatePulseAudio: Sendable {
     /// what the server made there (its log stays).
     private let owned: OwnedTemporaryDirectory?
     /// In a named directory, the server's files that were not there
-    /// before it: the only ones removed at the end.
+    /// before it (or that a killed predecessor made): the only ones
+    /// removed at the end.
     private let madeHere: [String]
+    /// In a named directory, the modes of the user's own `run` and `state`
+    /// directories, which PulseAudio makes private (0700): given back at
+    /// the end.
+    private let modesToRestore: [String: mode_t]
     /// In a named directory, the `flock`ed ``lockName`` held while this
     /// server lives (-1 for a temporary one, locked by its owner file).
     private let lock: Int32
@@ -126,11 +131,26 @@ public final class PrivatePulseAudio: Sendable {
         if let directory {
             owned = nil
             self.directory = directory
-            madeHere = ["native", "offstage.pa", "run", "state", "cookie"].filter {
+            // What a predecessor killed outright made is this server's to
+            // remove (it stayed for good), and the modes it was to restore
+            // are the user's.
+            let inherited = DirectoryRecord(lock)
+            let absent = ["native", "offstage.pa", "run", "state", "cookie"].filter {
                 !FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
-            } + (lockMade ? [Self.lockName] : [])
+            }
+            madeHere = Array(Set(absent).union(inherited.made).subtracting([Self.lockName])).sorted() + [Self.lockName]
+            var modes = inherited.modes
+            for name in ["run", "state"] where !madeHere.contains(name) && modes[name] == nil {
+                var info = stat()
+                if lstat(directory.appendingPathComponent(name).path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                    modes[name] = info.st_mode & 0o7777
+                }
+            }
+            modesToRestore = modes
+            DirectoryRecord(made: madeHere, modes: modes).write(to: lock)
         } else {
             madeHere = []
+            modesToRestore = [:]
             let made: OwnedTemporaryDirectory
             do {
                 made = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
@@ -290,6 +310,9 @@ public final class PrivatePulseAudio: Sendable {
         if let owned {
             owned.remove()
         } else {
+            for (name, mode) in modesToRestore {
+                chmod(directory.appendingPathComponent(name).path, mode)
+            }
             for made in madeHere {
                 try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
             }
@@ -313,5 +336,53 @@ public final class PrivatePulseAudio: Sendable {
     deinit {
         stopAndRemoveFiles()
         if lock >= 0 { close(lock) }
+    }
+}
+
+/// What a server in a named directory made there and the modes it is to
+/// give back, kept in the directory's lock file while it runs: a command
+/// killed outright (SIGKILL) cannot clean up, and the next one to take the
+/// lock finishes the job. Lines of `made NAME` and `mode NAME OCTAL`.
+struct DirectoryRecord: Equatable {
+    var made: [String] = []
+    var modes: [String: mode_t] = [:]
+
+    init(made: [String], modes: [String: mode_t]) {
+        self.made = made
+        self.modes = modes
+    }
+
+    /// The record in the lock file `fd` (empty when there is none, or for
+    /// a line it cannot read: only the names a server makes are taken).
+    init(_ fd: Int32) {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = pread(fd, &bytes, bytes.count, 0)
+        self.init(parsing: count > 0 ? String(decoding: bytes.prefix(count), as: UTF8.self) : "")
+    }
+
+    init(parsing text: String) {
+        let names: Set<String> = ["native", "offstage.pa", "run", "state", "cookie", PrivatePulseAudio.lockName]
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ").map(String.init)
+            switch (words.first, words.count) {
+            case ("made", 2) where names.contains(words[1]):
+                made.append(words[1])
+            case ("mode", 3) where ["run", "state"].contains(words[1]):
+                if let mode = mode_t(words[2], radix: 8), mode <= 0o7777 { modes[words[1]] = mode }
+            default:
+                continue
+            }
+        }
+    }
+
+    var text: String {
+        (made.map { "made \($0)\n" } + modes.sorted { $0.key < $1.key }.map { "mode \($0.key) \(String($0.value, radix: 8))\n" }).joined()
+    }
+
+    /// Replaces the lock file's content with this record.
+    func write(to fd: Int32) {
+        let bytes = Array(text.utf8)
+        guard ftruncate(fd, 0) == 0 else { return }
+        _ = pwrite(fd, bytes, bytes.count, 0)
     }
 }

@@ -243,6 +243,34 @@ import Testing
         }
     }
 
+    /// A command killed outright in a named directory leaves the server's
+    /// files there; the next server in it removes them when it stops (they
+    /// stayed for good), and gives the user's own `run` its mode back
+    /// (PulseAudio makes it 0700).
+    @Test func theNextServerInANamedDirectoryRemovesWhatAKilledCommandLeft() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = directory.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: false)
+        chmod(run.path, 0o755)
+        func startServer() throws -> (RunningOffstage, Int32) {
+            let command = try RunningOffstage(["audio", "server", "--directory", directory.path])
+            #expect(command.awaitLine(containing: "PULSE_SERVER=unix:" + directory.path))
+            return (command, try #require(command.child(named: "pulseaudio")))
+        }
+        let (killed, first) = try startServer()
+        try killed.expectKilledOutrightStopping(first, named: "PulseAudio")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(left == ["native", "offstage.lock", "offstage.pa", "pulseaudio.log", "run", "state"].filter { left.contains($0) } && left.contains("offstage.lock"), "\(left)")
+        let (next, second) = try startServer()
+        kill(next.process.processIdentifier, SIGTERM)
+        _ = next.finish()
+        #expect(kill(second, 0) == -1 && errno == ESRCH)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["pulseaudio.log", "run"])
+        var info = stat()
+        #expect(stat(run.path, &info) == 0 && info.st_mode & 0o7777 == 0o755, "\(String(info.st_mode & 0o7777, radix: 8))")
+    }
+
     /// A server that dies under the command is reported, not waited on forever.
     @Test func aServerThatDiesIsAnErrorInOneLine() throws {
         let (command, pulseaudio, scratch) = try startServerCommand()

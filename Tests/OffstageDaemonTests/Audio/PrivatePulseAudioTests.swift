@@ -12,6 +12,7 @@ import Testing
         // A directory of the user's that has the name of one the server uses.
         try FileManager.default.createDirectory(atPath: directory + "/state", withIntermediateDirectories: false)
         try "mine too".write(toFile: directory + "/state/notes.txt", atomically: true, encoding: .utf8)
+        chmod(directory + "/state", 0o755)
         do {
             let server = try PrivatePulseAudio(directory: URL(fileURLWithPath: directory), exitWhenIdle: .seconds(30))
             #expect(server.isAccepting)
@@ -21,6 +22,18 @@ import Testing
         #expect(left == ["mine.txt", "pulseaudio.log", "state"])
         #expect(try String(contentsOfFile: mine, encoding: .utf8) == "precious")
         #expect(try String(contentsOfFile: directory + "/state/notes.txt", encoding: .utf8) == "mine too")
+        // PulseAudio makes its state directory private; the user's gets its mode back.
+        var info = stat()
+        #expect(stat(directory + "/state", &info) == 0 && info.st_mode & 0o7777 == 0o755, "\(String(info.st_mode & 0o7777, radix: 8))")
+    }
+
+    /// The record kept in the lock file: only the server's names and modes are read from it.
+    @Test func theDirectoryRecordReadsOnlyWhatAServerWrites() {
+        let record = DirectoryRecord(made: ["native", "offstage.pa"], modes: ["run": 0o755])
+        #expect(record.text == "made native\nmade offstage.pa\nmode run 755\n")
+        #expect(DirectoryRecord(parsing: record.text) == record)
+        let odd = DirectoryRecord(parsing: "made ../etc\nmade mine.txt\nmode state 99999\nmode mine 755\nmade\nmode state 700 x\nmade cookie\n")
+        #expect(odd == DirectoryRecord(made: ["cookie"], modes: [:]))
     }
 
     /// A named directory keeps its log across runs: an error an earlier run
