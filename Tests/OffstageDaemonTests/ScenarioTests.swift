@@ -273,6 +273,32 @@ struct ScenarioTests {
             "\(failing.failures)")
     }
 
+    /// Two launches of one app queued together are each judged by their
+    /// own spawn: the second was judged by the first's, so a first launch
+    /// that crashed failed the second too, which came up.
+    @Test func twoQueuedLaunchesOfOneAppAreJudgedByTheirOwnSpawns() async throws {
+        let directory = try temporaryDirectory()
+        // Crashes in its first launch only (the marker file tells).
+        let marker = directory + "/launched-once"
+        let app = try scriptApp(
+            "com.example.CrashesFirstTime", in: directory,
+            script: pythonAckingApp(
+                beforeHello: "first = not os.path.exists(\"\(marker)\"); open(\"\(marker)\", \"w\").close()",
+                beforeAck: #"if first and message["name"] == "application:didFinishLaunchingWithOptions:": os._exit(3)"#))
+        let yaml = behindBlockingApp(also: [app], """
+                do: launch com.example.CrashesFirstTime
+                expectFailure: true
+              - do: launch com.example.CrashesFirstTime
+            end: 10s
+            expect:
+              com.example.CrashesFirstTime: {finalState: active}
+            """)
+        let outcome = try await runQueued(yaml)
+        #expect(outcome.failures == [])
+        #expect(outcome.timeline.filter { $0.app == "com.example.CrashesFirstTime" && $0.name == "spawn" }.count == 2)
+        #expect(outcome.timeline.contains { $0.name == "crashed" })
+    }
+
     /// An app killed for breaking the protocol in `applicationDidBecomeActive:`
     /// did not launch, whether its launch ran at once or waited behind a
     /// hung app. The violation's event named no callback, so the waiting

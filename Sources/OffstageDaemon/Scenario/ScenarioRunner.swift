@@ -132,6 +132,10 @@ public struct ScenarioRunner {
             for refusal in events.lazy.compactMap(\.refusal) { refusals[refusal.ticket] = refusal.reason }
             let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
             let giveAnEnd = "when the run ended (give the run an end past that app's watchdog)"
+            // The spawn each app's last pending launch was judged by: a later
+            // one is judged by a spawn after it (two launches queued together
+            // were both judged by the first).
+            var judgedSpawn: [String: Int] = [:]
             for (index, ticket, since) in pending {
                 let step = scenario.steps[index]
                 let words = "\(scenario.file):\(step.line): \(step.action.joined(separator: " "))"
@@ -147,7 +151,9 @@ public struct ScenarioRunner {
                         stepFailures[index] = "\(words) never came up:\(waiting) \(giveAnEnd)"
                     } else {
                         let hung = endWait.flatMap { $0.0 == app ? $0.1 : nil }
-                        stepFailures[index] = judge(step, refusal: Self.launchFailure(of: app, since: since, in: events, stillIn: hung))
+                        let (failure, spawn) = Self.judgeLaunch(of: app, since: max(since, judgedSpawn[app] ?? 0), in: events, stillIn: hung)
+                        judgedSpawn[app] = spawn
+                        stepFailures[index] = judge(step, refusal: failure)
                     }
                 } else {
                     stepFailures[index] = judge(step, refusal: nil)
@@ -193,11 +199,19 @@ public struct ScenarioRunner {
     /// of them (`stillIn`, the callback the system waited for at the end).
     /// The launch is the app's first spawn after the
     /// step (`since`), or the one under way when the step was issued.
-    static func launchFailure(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> String? {
+    /// - Returns: the failure, and the seq of the spawn judged (nil: the
+    ///   app never spawned), after which a later launch step's is sought.
+    static func judgeLaunch(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> (failure: String?, spawn: Int?) {
         let own = events.filter { $0.app == app }
         let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
         guard let start = own.firstIndex(where: { $0.seq > since && isSpawn($0) }) ?? own.lastIndex(where: isSpawn)
-        else { return nil }
+        else { return (nil, nil) }
+        return (launchFailure(of: app, spawnedAt: start, in: own, stillIn: stillIn), own[start].seq)
+    }
+
+    /// The launch that began with the spawn `own[start]` (`own`: the app's events).
+    private static func launchFailure(of app: String, spawnedAt start: Int, in own: [Event], stillIn: String?) -> String? {
+        let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
         let launchCallbacks = [
             CallbackName.willFinishLaunching.rawValue, CallbackName.didFinishLaunching.rawValue,
             CallbackName.didBecomeActive.rawValue,
