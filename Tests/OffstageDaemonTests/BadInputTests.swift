@@ -265,6 +265,34 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// A launched app that says hello with another running app's token
+    /// (readable in /proc) is the one to blame: the token's app was logged
+    /// as the victim, and the sender lived on until its launch watchdog.
+    @Test func aLaunchThatSaysHelloWithAnotherAppsTokenIsKilled() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let directory = try temporaryDirectory()
+        let stolen = directory + "/token"
+        let victim = try scriptApp(
+            "com.example.Victim", in: directory,
+            script: pythonAckingApp(beforeHello: "open(\"\(stolen)\", \"w\").write(os.environ[\"OFFSTAGE_TOKEN\"])"))
+        let thief = try scriptApp(
+            "com.example.Thief", in: directory,
+            script: pythonAckingApp(beforeHello: "os.environ[\"OFFSTAGE_TOKEN\"] = open(\"\(stolen)\").read()"))
+        try await test.ok(["command": "install", "path": .string(victim)])
+        try await test.ok(["command": "install", "path": .string(thief)])
+        try await test.ok(["command": "launch", "app": "com.example.Victim"])
+        let message = try await test.refused(["command": "launch", "app": "com.example.Thief"])
+        #expect(message.hasPrefix("com.example.Thief did not launch: it broke the protocol (hello with another app's token) and was killed"), "\(message)")
+        let errors = try await test.events(kind: .error)
+        #expect(errors.map(\.app) == ["com.example.Victim", "com.example.Thief"], "\(errors)")
+        #expect(errors.last?.detail["tokenApp"] == "com.example.Victim" && errors.last?.detail["killed"] == true, "\(errors)")
+        // The victim is unaffected.
+        try await test.ok(["command": "home"])
+        #expect(try await test.callbacks("com.example.Victim").last == "applicationDidEnterBackground:")
+        await test.stop()
+    }
+
     /// An ack written just before the app exits is read before its exit is
     /// handled: the exit raced the read, and launches failed at random (3
     /// in 5 through the CLI, about 1 in 20 here), the app blamed for the

@@ -35,6 +35,13 @@ extension Engine {
                 "claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid)), "peerPid": JSONValue(Int(peerPID)),
             ]
             violation(app: app, reason: "hello with the token of another process", detail: detail, kill: false)
+            // A launched app that has not said hello sent it: its first line
+            // is not its own hello, which kills it as any such line does.
+            if let sender = launchAwaitingHello(peerPID: peerPID, startTicks: peerStartTicks), sender.bundleID != app {
+                violation(
+                    app: sender.bundleID, launch: sender.launch, reason: "hello with another app's token",
+                    detail: ["tokenApp": .string(app), "pid": JSONValue(Int(pid))])
+            }
             return nil
         }
         guard process.channel == nil else {
