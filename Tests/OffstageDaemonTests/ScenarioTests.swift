@@ -299,6 +299,35 @@ struct ScenarioTests {
         #expect(outcome.timeline.contains { $0.name == "crashed" })
     }
 
+    /// A queued launch of an app already up spawns nothing and is judged
+    /// by the spawn under way, not by a later step's: it failed when the
+    /// app, killed and launched again later, crashed then.
+    @Test func aQueuedLaunchThatSpawnsNothingIsNotJudgedByALaterSpawn() async throws {
+        let directory = try temporaryDirectory()
+        // Crashes in its second launch only (the marker file tells).
+        let marker = directory + "/launched-once"
+        let app = try scriptApp(
+            "com.example.CrashesSecondTime", in: directory,
+            script: pythonAckingApp(
+                beforeHello: "second = os.path.exists(\"\(marker)\"); open(\"\(marker)\", \"w\").close()",
+                beforeAck: #"if second and message["name"] == "application:didFinishLaunchingWithOptions:": os._exit(3)"#))
+        let yaml = behindBlockingApp(also: [app], """
+                do: launch com.example.CrashesSecondTime
+              - do: launch com.example.CrashesSecondTime
+              - do: switcher kill com.example.CrashesSecondTime
+              - do: launch com.example.CrashesSecondTime
+                expectFailure: true
+            end: 10s
+            expect:
+              com.example.CrashesSecondTime: {finalState: notRunning}
+            """)
+        let outcome = try await runQueued(yaml)
+        #expect(outcome.failures == [])
+        let own = outcome.timeline.filter { $0.app == "com.example.CrashesSecondTime" }
+        #expect(own.filter { $0.name == "launch" }.count == 3 && own.filter { $0.name == "spawn" }.count == 2, "\(own.map(\.name))")
+        #expect(own.contains { $0.name == "crashed" })
+    }
+
     /// An app killed for breaking the protocol in `applicationDidBecomeActive:`
     /// did not launch, whether its launch ran at once or waited behind a
     /// hung app. The violation's event named no callback, so the waiting

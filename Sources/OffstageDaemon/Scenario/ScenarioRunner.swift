@@ -132,10 +132,10 @@ public struct ScenarioRunner {
             for refusal in events.lazy.compactMap(\.refusal) { refusals[refusal.ticket] = refusal.reason }
             let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
             let giveAnEnd = "when the run ended (give the run an end past that app's watchdog)"
-            // The spawn each app's last pending launch was judged by: a later
-            // one is judged by a spawn after it (two launches queued together
-            // were both judged by the first).
-            var judgedSpawn: [String: Int] = [:]
+            // The `launch` event of each app's last pending launch step: a
+            // later step's comes after it (two launches queued together were
+            // both judged by the first's spawn).
+            var judgedLaunch: [String: Int] = [:]
             for (index, ticket, since) in pending {
                 let step = scenario.steps[index]
                 let words = "\(scenario.file):\(step.line): \(step.action.joined(separator: " "))"
@@ -151,8 +151,8 @@ public struct ScenarioRunner {
                         stepFailures[index] = "\(words) never came up:\(waiting) \(giveAnEnd)"
                     } else {
                         let hung = endWait.flatMap { $0.0 == app ? $0.1 : nil }
-                        let (failure, spawn) = Self.judgeLaunch(of: app, since: max(since, judgedSpawn[app] ?? 0), in: events, stillIn: hung)
-                        judgedSpawn[app] = spawn
+                        let (failure, launch) = Self.judgeLaunch(of: app, since: max(since, judgedLaunch[app] ?? 0), in: events, stillIn: hung)
+                        if let launch { judgedLaunch[app] = launch }
                         stepFailures[index] = judge(step, refusal: failure)
                     }
                 } else {
@@ -197,21 +197,31 @@ public struct ScenarioRunner {
     /// were done, of a crash, an exit, a watchdog, a failed spawn or a
     /// protocol violation, or when the run ended with the app still in one
     /// of them (`stillIn`, the callback the system waited for at the end).
-    /// The launch is the app's first spawn after the
-    /// step (`since`), or the one under way when the step was issued.
-    /// - Returns: the failure, and the seq of the spawn judged (nil: the
-    ///   app never spawned), after which a later launch step's is sought.
-    static func judgeLaunch(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> (failure: String?, spawn: Int?) {
+    /// The launch is the step's own: its `launch` system event, the app's
+    /// first after `since`, and the spawn that comes next in the app's
+    /// events if it spawned one; else (the app was running) the spawn
+    /// under way before it.
+    /// - Returns: the failure, and the seq of the step's `launch` event
+    ///   (nil: none came), after which a later launch step's is sought.
+    static func judgeLaunch(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> (failure: String?, launch: Int?) {
         let own = events.filter { $0.app == app }
-        let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
-        guard let start = own.firstIndex(where: { $0.seq > since && isSpawn($0) }) ?? own.lastIndex(where: isSpawn)
-        else { return (nil, nil) }
-        return (launchFailure(of: app, spawnedAt: start, in: own, stillIn: stillIn), own[start].seq)
+        let entry = own.firstIndex { $0.seq > since && $0.kind == .system && $0.name == "launch" }
+        let start: Int?
+        if let entry {
+            // Its own spawn follows it at once; a later one is another step's (it was judged by one).
+            start = own.index(after: entry) < own.endIndex && isSpawn(own[entry + 1]) ? entry + 1 : own[..<entry].lastIndex(where: isSpawn)
+        } else {
+            start = own.firstIndex { $0.seq > since && isSpawn($0) } ?? own.lastIndex(where: isSpawn)
+        }
+        let launch = entry.map { own[$0].seq }
+        guard let start else { return (nil, launch) }
+        return (launchFailure(of: app, spawnedAt: start, in: own, stillIn: stillIn), launch)
     }
+
+    private static func isSpawn(_ event: Event) -> Bool { event.kind == .system && event.name == "spawn" }
 
     /// The launch that began with the spawn `own[start]` (`own`: the app's events).
     private static func launchFailure(of app: String, spawnedAt start: Int, in own: [Event], stillIn: String?) -> String? {
-        let isSpawn = { (event: Event) in event.kind == .system && event.name == "spawn" }
         let launchCallbacks = [
             CallbackName.willFinishLaunching.rawValue, CallbackName.didFinishLaunching.rawValue,
             CallbackName.didBecomeActive.rawValue,
@@ -330,18 +340,21 @@ public struct ScenarioRunner {
         return copy
     }
 
-    /// A new run directory in /tmp, locked while the run lasts (a later
-    /// run removes it should this one be killed outright).
-    /// The run's directory, in `TMPDIR` (it was always `/tmp`) unless the
-    /// run's sockets would not fit in a socket address there: then `/tmp`.
+    /// A new run directory, locked while the run lasts (a later run
+    /// removes it should this one be killed outright): in `temporary`
+    /// (`TMPDIR`; it was always `/tmp`), or in `/tmp` when the run's sockets
+    /// would not fit in a socket address there or it cannot be made there
+    /// (a `TMPDIR` that does not exist).
     static func makeTemporaryDirectory(
         in temporary: URL = FileManager.default.temporaryDirectory
     ) throws -> OwnedTemporaryDirectory {
         // The longest socket path: PARENT/offstage-run-UUID/control.sock.
         let longest = temporary.appendingPathComponent("offstage-run-\(UUID().uuidString)/control.sock").path
-        let parent = SocketPreparation.fits(longest) ? temporary : URL(fileURLWithPath: "/tmp")
+        if SocketPreparation.fits(longest), let made = try? OwnedTemporaryDirectory(prefix: "offstage-run", in: temporary) {
+            return made
+        }
         do {
-            return try OwnedTemporaryDirectory(prefix: "offstage-run", in: parent)
+            return try OwnedTemporaryDirectory(prefix: "offstage-run", in: URL(fileURLWithPath: "/tmp"))
         } catch {
             throw DaemonError(.storage, "cannot create the run's directory \(error.path): \(error.reason)")
         }
