@@ -287,9 +287,11 @@ struct BadInputTests {
         let errors = try await test.events(kind: .error)
         #expect(errors.map(\.app) == ["com.example.Victim", "com.example.Thief"], "\(errors)")
         #expect(errors.last?.detail["tokenApp"] == "com.example.Victim" && errors.last?.detail["killed"] == true, "\(errors)")
-        // The victim is unaffected.
-        try await test.ok(["command": "home"])
-        #expect(try await test.callbacks("com.example.Victim").last == "applicationDidEnterBackground:")
+        // The victim is unaffected: backgrounded by the thief's launch, it
+        // comes back to the foreground.
+        #expect(errors.first?.detail["killed"] == nil, "\(errors)")
+        try await test.ok(["command": "launch", "app": "com.example.Victim"])
+        #expect(try await test.callbacks("com.example.Victim").last == "applicationDidBecomeActive:")
         await test.stop()
     }
 

@@ -1037,11 +1037,13 @@ struct CLITests {
         #expect(launch.finish().status != 0)
     }
 
-    /// A refused hello kills nothing (the token's app may be the victim):
-    /// `launch` said "and was killed" of an app that exited on its own. An
-    /// app of another protocol version is killed, and `launch` says so.
+    /// A launched app whose hello claims another pid (its own token, from
+    /// its own process) broke the protocol and is killed: it was logged as
+    /// a theft of its token, of which it was the victim, and lived on until
+    /// its launch watchdog. An app of another protocol version is killed
+    /// too, and `launch` says so.
     @Test(arguments: [
-        (1, 1, "it broke the protocol (hello with the token of another process); its log: "),
+        (1, 1, "it broke the protocol (hello claiming pid "),
         (0, 2, "it broke the protocol (unsupported protocol version) and was killed; its log: "),
     ])
     func aLaunchRefusedAtHelloSaysWhatHappened(pidOffset: Int, version: Int, said: String) throws {
@@ -1063,6 +1065,7 @@ struct CLITests {
         let launch = try offstage(["launch", "com.example.WrongPid"] + socket)
         #expect(launch.status == 1)
         #expect(launch.stderr.hasPrefix("offstage: error: com.example.WrongPid did not launch: " + said), "\(launch.stderr)")
+        #expect(launch.stderr.contains(") and was killed; its log: "), "\(launch.stderr)")
     }
 
     /// A launched app whose first line is not its launch's hello broke the

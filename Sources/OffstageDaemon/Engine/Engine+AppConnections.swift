@@ -30,6 +30,13 @@ extension Engine {
             return nil
         }
         guard process.pid == pid, process.pid == peerPID else {
+            // The token's own process, claiming another pid: its first line is not its hello.
+            if process.pid == peerPID, process.channel == nil {
+                violation(
+                    app: app, reason: "hello claiming pid \(pid), not its own",
+                    detail: ["claimedPid": JSONValue(Int(pid)), "peerPid": JSONValue(Int(peerPID))])
+                return nil
+            }
             // Logged against the token's app, which is the victim here: it is not killed.
             let detail: [String: JSONValue] = [
                 "claimedPid": JSONValue(Int(pid)), "tokenPid": JSONValue(Int(process.pid)), "peerPid": JSONValue(Int(peerPID)),
