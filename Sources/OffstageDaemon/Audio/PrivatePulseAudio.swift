@@ -71,8 +71,9 @@ public final class PrivatePulseAudio: Sendable {
     ///   - directory: where to keep its files; a new temporary one if nil.
     ///     A named directory is created if needed (one level: its parent
     ///     must exist) and never removed: only the files the server makes
-    ///     there that were not there before are, when it is done, and never
-    ///     its log. It may not hold a running server's socket, a `native`
+    ///     there that were not there before are, when it is done (with the
+    ///     lock file, and those a predecessor killed outright made, as its
+    ///     record in the lock file names them), and never its log. It may not hold a running server's socket, a `native`
     ///     that is not a socket or an `offstage.pa` offstage did not write,
     ///     nor be locked by another command starting one (``lockName``).
     ///   - headphones: start with the headphones plugged in (they are then
@@ -134,11 +135,13 @@ public final class PrivatePulseAudio: Sendable {
             // What a predecessor killed outright made is this server's to
             // remove (it stayed for good), and the modes it was to restore
             // are the user's.
-            let inherited = DirectoryRecord(lock)
+            let inherited = DirectoryRecord(readingFrom: lock)
             let absent = ["native", "offstage.pa", "run", "state", "cookie"].filter {
                 !FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
             }
-            madeHere = Array(Set(absent).union(inherited.made).subtracting([Self.lockName])).sorted() + [Self.lockName]
+            // Only what is still the file it made: one the user has made since under its name is theirs.
+            let left = inherited.made.filter { $0.isStill(in: directory) }
+            madeHere = Array(Set(absent).union(left.map(\.name)).subtracting([Self.lockName])).sorted() + [Self.lockName]
             var modes = inherited.modes
             for name in ["run", "state"] where !madeHere.contains(name) && modes[name] == nil {
                 var info = stat()
@@ -147,7 +150,6 @@ public final class PrivatePulseAudio: Sendable {
                 }
             }
             modesToRestore = modes
-            DirectoryRecord(made: madeHere, modes: modes).write(to: lock)
         } else {
             madeHere = []
             modesToRestore = [:]
@@ -173,6 +175,16 @@ public final class PrivatePulseAudio: Sendable {
             throw AudioError(.serverUnavailable, "cannot prepare \(self.directory.path) for PulseAudio: \(error.localizedDescription)")
         }
         try start(timeout: timeout)
+        recordWhatWasMade()
+    }
+
+    /// Writes the record of what the server made in a named directory (now
+    /// that it has made it) and the modes to give back, for a successor
+    /// should this process be killed outright.
+    private func recordWhatWasMade() {
+        guard lock >= 0 else { return }
+        let made = madeHere.filter { $0 != Self.lockName }.compactMap { DirectoryRecord.Made(marking: $0, in: directory) }
+        DirectoryRecord(made: made, modes: modesToRestore).write(to: lock)
     }
 
     /// The longest path a Unix socket takes: `sun_path` less its NUL.
@@ -331,6 +343,7 @@ public final class PrivatePulseAudio: Sendable {
     public func restart(timeout: Duration = .seconds(10)) throws(AudioError) {
         stop()
         try start(timeout: timeout)
+        recordWhatWasMade()
     }
 
     deinit {
@@ -342,31 +355,79 @@ public final class PrivatePulseAudio: Sendable {
 /// What a server in a named directory made there and the modes it is to
 /// give back, kept in the directory's lock file while it runs: a command
 /// killed outright (SIGKILL) cannot clean up, and the next one to take the
-/// lock finishes the job. Lines of `made NAME` and `mode NAME OCTAL`.
+/// lock finishes the job. Lines of `made NAME DEVICE INODE [MARK]` and
+/// `mode NAME OCTAL`.
 struct DirectoryRecord: Equatable {
-    var made: [String] = []
+    /// A file or directory the server made.
+    struct Made: Equatable {
+        var name: String
+        /// The file it made, which a file the user made since under that
+        /// name is not (unless the kernel gave the new one the same inode).
+        var identity: FileIdentity
+        /// In a directory it made, the content of its ``markName`` file:
+        /// a directory deleted and made again may get the same inode, and
+        /// it is removed with all it holds.
+        var mark: String?
+
+        static let markName = ".offstage-made"
+
+        init(name: String, identity: FileIdentity, mark: String? = nil) {
+            self.name = name
+            self.identity = identity
+            self.mark = mark
+        }
+
+        /// The file `name` in `directory`, as it is now; a directory is
+        /// marked as the server's. Nil when there is none.
+        init?(marking name: String, in directory: URL) {
+            let path = directory.appendingPathComponent(name).path
+            guard let identity = FileIdentity(of: path) else { return nil }
+            var mark: String?
+            if FileKind(atPath: path, followingLinks: false) == .directory {
+                let text = UUID().uuidString
+                guard (try? text.write(toFile: path + "/" + Self.markName, atomically: false, encoding: .utf8)) != nil else { return nil }
+                mark = text
+            }
+            self.init(name: name, identity: identity, mark: mark)
+        }
+
+        /// Whether `directory` still holds this file: the same inode, and for
+        /// a directory the same mark.
+        func isStill(in directory: URL) -> Bool {
+            let path = directory.appendingPathComponent(name).path
+            guard FileIdentity(of: path) == identity else { return false }
+            guard let mark else { return FileKind(atPath: path, followingLinks: false) != .directory }
+            return (try? String(contentsOfFile: path + "/" + Self.markName, encoding: .utf8)) == mark
+        }
+    }
+
+    var made: [Made] = []
     var modes: [String: mode_t] = [:]
 
-    init(made: [String], modes: [String: mode_t]) {
+    init(made: [Made], modes: [String: mode_t]) {
         self.made = made
         self.modes = modes
     }
 
-    /// The record in the lock file `fd` (empty when there is none, or for
-    /// a line it cannot read: only the names a server makes are taken).
-    init(_ fd: Int32) {
+    /// The record in the lock file `fd` (empty when there is none).
+    init(readingFrom fd: Int32) {
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = pread(fd, &bytes, bytes.count, 0)
         self.init(parsing: count > 0 ? String(decoding: bytes.prefix(count), as: UTF8.self) : "")
     }
 
+    /// Reads a record; a line it cannot read is left out: only the names a
+    /// server makes are taken.
     init(parsing text: String) {
-        let names: Set<String> = ["native", "offstage.pa", "run", "state", "cookie", PrivatePulseAudio.lockName]
+        let names: Set<String> = ["native", "offstage.pa", "run", "state", "cookie"]
         for line in text.split(separator: "\n") {
-            let words = line.split(separator: " ").map(String.init)
+            let words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
             switch (words.first, words.count) {
-            case ("made", 2) where names.contains(words[1]):
-                made.append(words[1])
+            case ("made", 4...5) where names.contains(words[1]):
+                let mark = words.count == 5 ? words[4] : nil
+                if let device = UInt64(words[2]), let inode = UInt64(words[3]), mark?.isEmpty != true {
+                    made.append(Made(name: words[1], identity: FileIdentity(device: device, inode: inode), mark: mark))
+                }
             case ("mode", 3) where ["run", "state"].contains(words[1]):
                 if let mode = mode_t(words[2], radix: 8), mode <= 0o7777 { modes[words[1]] = mode }
             default:
@@ -376,13 +437,40 @@ struct DirectoryRecord: Equatable {
     }
 
     var text: String {
-        (made.map { "made \($0)\n" } + modes.sorted { $0.key < $1.key }.map { "mode \($0.key) \(String($0.value, radix: 8))\n" }).joined()
+        let madeLines = made.map { "made \($0.name) \($0.identity.device) \($0.identity.inode)\($0.mark.map { " " + $0 } ?? "")\n" }
+        return (madeLines + modes.sorted { $0.key < $1.key }.map { "mode \($0.key) \(String($0.value, radix: 8))\n" }).joined()
     }
 
-    /// Replaces the lock file's content with this record.
+    /// Replaces the lock file's content with this record: written first,
+    /// then cut to its length, so a death between the two leaves a record
+    /// (with a stale tail a reader skips), never an empty one.
     func write(to fd: Int32) {
         let bytes = Array(text.utf8)
-        guard ftruncate(fd, 0) == 0 else { return }
-        _ = pwrite(fd, bytes, bytes.count, 0)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(written)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return }
+            written += n
+        }
+        _ = ftruncate(fd, off_t(bytes.count))
+    }
+}
+
+/// A file as the kernel tells one from another: its device and inode.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    /// The file at `path` (not following a link); nil when there is none.
+    init?(of path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }
