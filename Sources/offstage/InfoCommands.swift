@@ -47,6 +47,7 @@ struct EventsCommand: ParsableCommand {
 
     func validate() throws {
         if after < 0 || after > EventLog.largestSeq { throw ValidationError("--after takes a seq from 0 to 2^53 (got \(after))") }
+        if seq, json { throw ValidationError("--seq numbers text lines; --json lines have their seq already") }
     }
 
     func run() throws {

@@ -80,6 +80,9 @@ struct PersistenceTests {
         #expect(tail.stdout.hasPrefix(" 69999       0      system  [tick]\n 70000  "), "\(tail.stdout)")
         let seqs = tail.stdout.split(separator: "\n").map { Int($0.split(separator: " ").first ?? "") }
         #expect(seqs.count > 2 && seqs == (69999..<69999 + seqs.count).map { $0 }, "\(tail.stdout)")
+        let both = try runOffstage(["events", "--seq", "--json", "--socket", directory + "/control.sock"])
+        #expect(both.status == 64)
+        #expect(both.stderr == "offstage: error: --seq numbers text lines; --json lines have their seq already (see offstage events --help)\n")
         await test.stop()
     }
 

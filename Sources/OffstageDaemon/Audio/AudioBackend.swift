@@ -45,6 +45,8 @@ public protocol AudioBackend: Sendable {
     /// The state of a player.
     func state(_ id: AudioPlayerID) throws(AudioError) -> AudioPlayerMachine.State
     /// The output streams go to now.
+    /// - Throws: ``AudioError`` when the server cannot be asked, or has no
+    ///   output at all (`streamFailed`: nothing can play).
     func route() throws(AudioError) -> AudioRoute
     /// Removes the headphones output: streams move to the speaker and pause.
     func unplugHeadphones() throws(AudioError)

@@ -145,7 +145,7 @@ final class AudioFeeder: Sendable {
         let rate = Double(file.sampleRate)
         throw AudioError(
             .corrupt,
-            "\(file.path): the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s (truncated or damaged there)")
+            "\(file.path): the audio stops at \(formatSeconds(Double(frame) / rate)) s of \(formatSeconds(Double(file.frames) / rate)) s (truncated or corrupt there)")
     }
 
     /// Waits until the decoder thread has exited (after ``stop()``).

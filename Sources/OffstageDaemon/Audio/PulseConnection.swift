@@ -52,7 +52,11 @@ final class PulseConnection {
     private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
     /// What to call the server in messages.
-    var serverName: String { options.server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"] ?? "the default PulseAudio server" }
+    var serverName: String {
+        // An empty PULSE_SERVER names nothing (libpulse refuses it as an invalid server).
+        let environment = ProcessInfo.processInfo.environment["PULSE_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+        return options.server ?? environment ?? "the default PulseAudio server"
+    }
 
     // MARK: Connection
 

@@ -336,7 +336,7 @@ func silentWAV(
         let failure = await decodedThroughAFeeder(try AudioFile(path: path)).error
         #expect(failure?.code == .corrupt)
         #expect(failure?.message.hasPrefix("\(path): the audio stops at ") == true, "\(String(describing: failure))")
-        #expect(failure?.message.hasSuffix(" s of 5 s (truncated or damaged there)") == true, "\(String(describing: failure))")
+        #expect(failure?.message.hasSuffix(" s of 5 s (truncated or corrupt there)") == true, "\(String(describing: failure))")
     }
 
     /// Without a Xing header libsndfile guesses an MP3's length from its
