@@ -73,6 +73,10 @@ struct ScenarioTests {
         defer { close.remove() }
         #expect((close.path as NSString).deletingLastPathComponent == fitting)
         #expect((close.path + "/control.sock").utf8.count == 107)
+        // A TMPDIR that does not exist: /tmp, as before (every run failed).
+        let missing = try ScenarioRunner.makeTemporaryDirectory(in: URL(fileURLWithPath: parent + "/missing"))
+        defer { missing.remove() }
+        #expect((missing.path as NSString).deletingLastPathComponent == "/tmp")
     }
 
     @Test func aWrongExpectationFailsWithTheFirstDifference() async throws {
