@@ -277,18 +277,23 @@ struct ScenarioTests {
             "\(failing.failures)")
     }
 
+    /// An app that exits (status 3) in `application:didFinishLaunchingWithOptions:`
+    /// of its `launch`th launch only (a file counts its launches).
+    func appCrashingInLaunch(_ launch: Int, _ bundleID: String) throws -> String {
+        let directory = try temporaryDirectory()
+        let count = directory + "/launches"
+        return try scriptApp(
+            bundleID, in: directory,
+            script: pythonAckingApp(
+                beforeHello: "f = open(\"\(count)\", \"a\"); f.write(\"x\"); f.close(); n = os.path.getsize(\"\(count)\")",
+                beforeAck: #"if n == \#(launch) and message["name"] == "application:didFinishLaunchingWithOptions:": os._exit(3)"#))
+    }
+
     /// Two launches of one app queued together are each judged by their
     /// own spawn: the second was judged by the first's, so a first launch
     /// that crashed failed the second too, which came up.
     @Test func twoQueuedLaunchesOfOneAppAreJudgedByTheirOwnSpawns() async throws {
-        let directory = try temporaryDirectory()
-        // Crashes in its first launch only (the marker file tells).
-        let marker = directory + "/launched-once"
-        let app = try scriptApp(
-            "com.example.CrashesFirstTime", in: directory,
-            script: pythonAckingApp(
-                beforeHello: "first = not os.path.exists(\"\(marker)\"); open(\"\(marker)\", \"w\").close()",
-                beforeAck: #"if first and message["name"] == "application:didFinishLaunchingWithOptions:": os._exit(3)"#))
+        let app = try appCrashingInLaunch(1, "com.example.CrashesFirstTime")
         let yaml = behindBlockingApp(also: [app], """
                 do: launch com.example.CrashesFirstTime
                 expectFailure: true
@@ -307,14 +312,7 @@ struct ScenarioTests {
     /// by the spawn under way, not by a later step's: it failed when the
     /// app, killed and launched again later, crashed then.
     @Test func aQueuedLaunchThatSpawnsNothingIsNotJudgedByALaterSpawn() async throws {
-        let directory = try temporaryDirectory()
-        // Crashes in its second launch only (the marker file tells).
-        let marker = directory + "/launched-once"
-        let app = try scriptApp(
-            "com.example.CrashesSecondTime", in: directory,
-            script: pythonAckingApp(
-                beforeHello: "second = os.path.exists(\"\(marker)\"); open(\"\(marker)\", \"w\").close()",
-                beforeAck: #"if second and message["name"] == "application:didFinishLaunchingWithOptions:": os._exit(3)"#))
+        let app = try appCrashingInLaunch(2, "com.example.CrashesSecondTime")
         let yaml = behindBlockingApp(also: [app], """
                 do: launch com.example.CrashesSecondTime
               - do: launch com.example.CrashesSecondTime
