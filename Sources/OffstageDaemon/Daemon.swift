@@ -54,7 +54,9 @@ public final class RunningDaemon: Sendable {
                         ])
                     }
                 }
-                .bind(unixDomainSocketPath: configuration.controlSocket).get()
+                .bind(unixDomainSocketPath: configuration.controlSocket).flatMapErrorThrowing {
+                    throw SocketPreparation.explained($0, binding: configuration.controlSocket)
+                }.get()
             let apps = try await ServerBootstrap(group: group)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -64,7 +66,9 @@ public final class RunningDaemon: Sendable {
                         ])
                     }
                 }
-                .bind(unixDomainSocketPath: configuration.appSocket).get()
+                .bind(unixDomainSocketPath: configuration.appSocket).flatMapErrorThrowing {
+                    throw SocketPreparation.explained($0, binding: configuration.appSocket)
+                }.get()
             chmod(configuration.controlSocket, 0o600)
             chmod(configuration.appSocket, 0o600)
             return RunningDaemon(

@@ -1,5 +1,6 @@
 import CLinuxProcess
 import Foundation
+import NIOCore
 import Testing
 @testable import OffstageDaemon
 import OffstageCore
@@ -248,6 +249,28 @@ struct CLITests {
         #expect(status == 130)
         #expect(stderr.contains("offstage: interrupted; the scenario's apps are stopped"))
         #expect(kill(app, 0) == -1 && errno == ESRCH, "BlockingApp (\(app)) outlived the run")
+    }
+
+    /// A socket path SwiftNIO cannot bind (104 to 107 bytes, which the
+    /// kernel would take) is one line naming the limit: it was NIO's raw
+    /// `unixDomainSocketPathTooLong`.
+    @Test func aSocketPathTooLongToBindIsOneLine() throws {
+        let directory = try temporaryDirectory()
+        let socket = directory + "/" + String(repeating: "s", count: 104 - directory.utf8.count - 1)
+        #expect(socket.utf8.count == 104)
+        let result = try offstage(["daemon", "--data", directory + "/data", "--socket", socket])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: socket path too long for a Unix socket (max 103 bytes): \(socket)\n", "\(result.stderr)")
+    }
+
+    /// Two daemons started at once on one socket both find it free; the
+    /// one whose bind fails says another runs there (it printed NIO's
+    /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)").
+    @Test func aBindLostToAnotherDaemonSaysOneRunsThere() {
+        let explained = SocketPreparation.explained(IOError(errnoCode: EADDRINUSE, reason: "bind"), binding: "/run/x.sock")
+        #expect((explained as? DaemonError)?.description == "a daemon is already running on /run/x.sock", "\(explained)")
+        let other = SocketPreparation.explained(IOError(errnoCode: EACCES, reason: "bind"), binding: "/run/x.sock")
+        #expect((other as? IOError)?.errnoCode == EACCES)
     }
 
     @Test func aDaemonThatCannotMakeItsDirectoriesSaysWhyInOneLine() throws {

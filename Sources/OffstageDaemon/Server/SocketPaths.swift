@@ -1,5 +1,6 @@
 import Foundation
 import OffstageProtocol
+import NIOCore
 
 #if canImport(Glibc)
     import Glibc
@@ -37,15 +38,19 @@ public enum DefaultPaths {
 }
 
 enum SocketPreparation {
-    /// Whether `path` fits in a Unix socket's address (107 bytes and the NUL).
-    static func fits(_ path: String) -> Bool { path.utf8.count < 108 }
+    /// The longest socket path the daemon binds: SwiftNIO refuses 104 bytes
+    /// and more (`unixDomainSocketPathTooLong`), below the kernel's 107.
+    static let maximumPathBytes = 103
+
+    /// Whether the daemon can bind a socket at `path`.
+    static func fits(_ path: String) -> Bool { path.utf8.count <= maximumPathBytes }
 
     /// Creates the socket's directory (0700) and removes a stale socket file
     /// (never a file of another kind).
     /// - Throws: ``DaemonError`` when a daemon already listens there or the path is unusable.
     static func prepare(_ path: String) throws {
         guard fits(path) else {
-            throw DaemonError(.badRequest, "socket path too long for a Unix socket (max 107 bytes): \(path)")
+            throw DaemonError(.badRequest, "socket path too long for a Unix socket (max \(maximumPathBytes) bytes): \(path)")
         }
         let directory = parentPath(of: path)
         if FileKind(atPath: directory) != .directory {
@@ -64,5 +69,14 @@ enum SocketPreparation {
             }
             unlink(path)
         }
+    }
+}
+
+extension SocketPreparation {
+    /// A bind that failed because another daemon bound the path first (two
+    /// started at once both found it free) says so, as ``prepare(_:)`` does.
+    static func explained(_ error: any Error, binding path: String) -> any Error {
+        guard let error = error as? IOError, error.errnoCode == EADDRINUSE else { return error }
+        return DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
     }
 }
