@@ -20,7 +20,7 @@ extension Engine {
             let peer = launchAwaitingHello(peerPID: peerPID, startTicks: peerStartTicks)
             violation(
                 app: peer?.bundleID, launch: peer?.launch, reason: "hello with an unknown token",
-                detail: ["pid": JSONValue(Int(pid))])
+                detail: ["claimedPid": JSONValue(Int(pid)), "peerPid": peerPID.map { JSONValue(Int($0)) } ?? .null])
             return nil
         }
         guard let peerPID else {
@@ -47,7 +47,7 @@ extension Engine {
             if let sender = launchAwaitingHello(peerPID: peerPID, startTicks: peerStartTicks), sender.bundleID != app {
                 violation(
                     app: sender.bundleID, launch: sender.launch, reason: "hello with another app's token",
-                    detail: ["tokenApp": .string(app), "pid": JSONValue(Int(pid))])
+                    detail: ["tokenApp": .string(app), "claimedPid": JSONValue(Int(pid)), "peerPid": JSONValue(Int(peerPID))])
             }
             return nil
         }
