@@ -8,28 +8,26 @@ import Synchronization
 /// time), and the role-cork policy that makes a `phone` stream interrupt
 /// `music` streams.
 ///
-/// It runs `pulseaudio -n -F DIR/offstage.pa --daemonize=no` with its
-/// runtime and state in DIR, listening on `DIR/native` only; clients reach
-/// it through ``serverAddress`` (what `PULSE_SERVER` would hold).
+/// It runs `pulseaudio -n -F DIR/offstage.pa --daemonize=no`, listening on
+/// `DIR/native` only, with its runtime, state and cookie in a directory of
+/// its own (DIR itself when DIR is temporary); clients reach it through
+/// ``serverAddress`` (what `PULSE_SERVER` would hold).
 public final class PrivatePulseAudio: Sendable {
     private let process = Mutex<ChildProcess?>(nil)
     /// The log's size when the server last started: what it logged before
     /// (a named directory keeps its log across runs) is not this run's.
     private let logStart = Mutex<UInt64>(0)
     private let exitWhenIdle: Duration?
-    /// The temporary directory made for this server, removed with it (or
-    /// by a later server's sweep, should this process be killed outright);
-    /// nil for a directory the caller named, which keeps everything but
-    /// what the server made there (its log stays).
-    private let owned: OwnedTemporaryDirectory?
-    /// In a named directory, the server's files that were not there
-    /// before it (or that a killed predecessor made): the only ones
-    /// removed at the end.
+    /// The server's own temporary directory, for its runtime, state and
+    /// cookie: ``directory`` itself unless one was named, else
+    /// `DIR/offstage-pulse-UUID`. Removed with the server, or by a later
+    /// server's sweep should this process be killed outright. So a named
+    /// directory's `run` or `state` of the user's is never the server's.
+    private let owned: OwnedTemporaryDirectory
+    /// In a named directory, the server's files beside its own directory
+    /// (its socket, startup script and lock; each one found there was a
+    /// predecessor's, or it was refused): removed at the end. Its log stays.
     private let madeHere: [String]
-    /// In a named directory, the modes of the user's own `run` and `state`
-    /// directories, which PulseAudio makes private (0700): given back at
-    /// the end.
-    private let modesToRestore: [String: mode_t]
     /// In a named directory, the `flock`ed ``lockName`` held while this
     /// server lives (-1 for a temporary one, locked by its owner file).
     private let lock: Int32
@@ -129,43 +127,27 @@ public final class PrivatePulseAudio: Sendable {
         }
         self.exitWhenIdle = exitWhenIdle
         self.lock = lock
+        let made: OwnedTemporaryDirectory
+        do {
+            // In a named directory, its sweep takes what a predecessor killed outright left.
+            made = try OwnedTemporaryDirectory(prefix: "offstage-pulse", in: directory ?? FileManager.default.temporaryDirectory)
+        } catch {
+            if let directory, lockMade { unlink(directory.appendingPathComponent(Self.lockName).path) }
+            if lock >= 0 { close(lock) }
+            throw AudioError(.serverUnavailable, "cannot prepare \(error.path) for PulseAudio: \(error.reason)")
+        }
+        owned = made
         if let directory {
-            owned = nil
             self.directory = directory
-            // What a predecessor killed outright made is this server's to
-            // remove (it stayed for good), and the modes it was to restore
-            // are the user's.
-            let inherited = DirectoryRecord(readingFrom: lock)
-            let absent = ["native", "offstage.pa", "run", "state", "cookie"].filter {
-                !FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
-            }
-            // Only what is still the file it made: one the user has made since under its name is theirs.
-            let left = inherited.made.filter { $0.isStill(in: directory) }
-            madeHere = Array(Set(absent).union(left.map(\.name)).subtracting([Self.lockName])).sorted() + [Self.lockName]
-            var modes = inherited.modes
-            for name in ["run", "state"] where !madeHere.contains(name) && modes[name] == nil {
-                var info = stat()
-                if lstat(directory.appendingPathComponent(name).path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                    modes[name] = info.st_mode & 0o7777
-                }
-            }
-            modesToRestore = modes
+            madeHere = ["native", "offstage.pa", Self.lockName]
         } else {
             madeHere = []
-            modesToRestore = [:]
-            let made: OwnedTemporaryDirectory
-            do {
-                made = try OwnedTemporaryDirectory(prefix: "offstage-pulse")
-            } catch {
-                throw AudioError(.serverUnavailable, "cannot prepare \(error.path) for PulseAudio: \(error.reason)")
-            }
             do throws(AudioError) {
                 try Self.checkSocketPath(in: made.url)
             } catch {
                 made.remove()
                 throw error
             }
-            owned = made
             self.directory = made.url
         }
         do {
@@ -175,16 +157,6 @@ public final class PrivatePulseAudio: Sendable {
             throw AudioError(.serverUnavailable, "cannot prepare \(self.directory.path) for PulseAudio: \(error.localizedDescription)")
         }
         try start(timeout: timeout)
-        recordWhatWasMade()
-    }
-
-    /// Writes the record of what the server made in a named directory (now
-    /// that it has made it) and the modes to give back, for a successor
-    /// should this process be killed outright.
-    private func recordWhatWasMade() {
-        guard lock >= 0 else { return }
-        let made = madeHere.filter { $0 != Self.lockName }.compactMap { DirectoryRecord.Made(marking: $0, in: directory) }
-        DirectoryRecord(made: made, modes: modesToRestore).write(to: lock)
     }
 
     /// The longest path a Unix socket takes: `sun_path` less its NUL.
@@ -254,9 +226,9 @@ public final class PrivatePulseAudio: Sendable {
             throw AudioError(.serverUnavailable, "PulseAudio is not installed (apt-get install pulseaudio)")
         }
         var environment = ProcessInfo.processInfo.environment
-        environment["PULSE_RUNTIME_PATH"] = directory.appendingPathComponent("run").path
-        environment["PULSE_STATE_PATH"] = directory.appendingPathComponent("state").path
-        environment["PULSE_COOKIE"] = directory.appendingPathComponent("cookie").path
+        environment["PULSE_RUNTIME_PATH"] = owned.url.appendingPathComponent("run").path
+        environment["PULSE_STATE_PATH"] = owned.url.appendingPathComponent("state").path
+        environment["PULSE_COOKIE"] = owned.url.appendingPathComponent("cookie").path
         let arguments = [
             "-n", "-F", directory.appendingPathComponent("offstage.pa").path, "--daemonize=no", "--use-pid-file=no",
             "--exit-idle-time=\(exitWhenIdle.map { String(max(1, $0.components.seconds)) } ?? "-1")",
@@ -319,15 +291,9 @@ public final class PrivatePulseAudio: Sendable {
     /// it is a temporary one, else the files it made there (not its log).
     public func stopAndRemoveFiles() {
         stop()
-        if let owned {
-            owned.remove()
-        } else {
-            for (name, mode) in modesToRestore {
-                chmod(directory.appendingPathComponent(name).path, mode)
-            }
-            for made in madeHere {
-                try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
-            }
+        owned.remove()
+        for made in madeHere {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(made))
         }
     }
 
@@ -343,134 +309,10 @@ public final class PrivatePulseAudio: Sendable {
     public func restart(timeout: Duration = .seconds(10)) throws(AudioError) {
         stop()
         try start(timeout: timeout)
-        recordWhatWasMade()
     }
 
     deinit {
         stopAndRemoveFiles()
         if lock >= 0 { close(lock) }
-    }
-}
-
-/// What a server in a named directory made there and the modes it is to
-/// give back, kept in the directory's lock file while it runs: a command
-/// killed outright (SIGKILL) cannot clean up, and the next one to take the
-/// lock finishes the job. Lines of `made NAME DEVICE INODE [MARK]` and
-/// `mode NAME OCTAL`.
-struct DirectoryRecord: Equatable {
-    /// A file or directory the server made.
-    struct Made: Equatable {
-        var name: String
-        /// The file it made, which a file the user made since under that
-        /// name is not (unless the kernel gave the new one the same inode).
-        var identity: FileIdentity
-        /// In a directory it made, the content of its ``markName`` file:
-        /// a directory deleted and made again may get the same inode, and
-        /// it is removed with all it holds.
-        var mark: String?
-
-        static let markName = ".offstage-made"
-
-        init(name: String, identity: FileIdentity, mark: String? = nil) {
-            self.name = name
-            self.identity = identity
-            self.mark = mark
-        }
-
-        /// The file `name` in `directory`, as it is now; a directory is
-        /// marked as the server's. Nil when there is none.
-        init?(marking name: String, in directory: URL) {
-            let path = directory.appendingPathComponent(name).path
-            guard let identity = FileIdentity(of: path) else { return nil }
-            var mark: String?
-            if FileKind(atPath: path, followingLinks: false) == .directory {
-                let text = UUID().uuidString
-                guard (try? text.write(toFile: path + "/" + Self.markName, atomically: false, encoding: .utf8)) != nil else { return nil }
-                mark = text
-            }
-            self.init(name: name, identity: identity, mark: mark)
-        }
-
-        /// Whether `directory` still holds this file: the same inode, and for
-        /// a directory the same mark.
-        func isStill(in directory: URL) -> Bool {
-            let path = directory.appendingPathComponent(name).path
-            guard FileIdentity(of: path) == identity else { return false }
-            guard let mark else { return FileKind(atPath: path, followingLinks: false) != .directory }
-            return (try? String(contentsOfFile: path + "/" + Self.markName, encoding: .utf8)) == mark
-        }
-    }
-
-    var made: [Made] = []
-    var modes: [String: mode_t] = [:]
-
-    init(made: [Made], modes: [String: mode_t]) {
-        self.made = made
-        self.modes = modes
-    }
-
-    /// The record in the lock file `fd` (empty when there is none).
-    init(readingFrom fd: Int32) {
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = pread(fd, &bytes, bytes.count, 0)
-        self.init(parsing: count > 0 ? String(decoding: bytes.prefix(count), as: UTF8.self) : "")
-    }
-
-    /// Reads a record; a line it cannot read is left out: only the names a
-    /// server makes are taken.
-    init(parsing text: String) {
-        let names: Set<String> = ["native", "offstage.pa", "run", "state", "cookie"]
-        for line in text.split(separator: "\n") {
-            let words = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-            switch (words.first, words.count) {
-            case ("made", 4...5) where names.contains(words[1]):
-                let mark = words.count == 5 ? words[4] : nil
-                if let device = UInt64(words[2]), let inode = UInt64(words[3]), mark?.isEmpty != true {
-                    made.append(Made(name: words[1], identity: FileIdentity(device: device, inode: inode), mark: mark))
-                }
-            case ("mode", 3) where ["run", "state"].contains(words[1]):
-                if let mode = mode_t(words[2], radix: 8), mode <= 0o7777 { modes[words[1]] = mode }
-            default:
-                continue
-            }
-        }
-    }
-
-    var text: String {
-        let madeLines = made.map { "made \($0.name) \($0.identity.device) \($0.identity.inode)\($0.mark.map { " " + $0 } ?? "")\n" }
-        return (madeLines + modes.sorted { $0.key < $1.key }.map { "mode \($0.key) \(String($0.value, radix: 8))\n" }).joined()
-    }
-
-    /// Replaces the lock file's content with this record: written first,
-    /// then cut to its length, so a death between the two leaves a record
-    /// (with a stale tail a reader skips), never an empty one.
-    func write(to fd: Int32) {
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(written)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return }
-            written += n
-        }
-        _ = ftruncate(fd, off_t(bytes.count))
-    }
-}
-
-/// A file as the kernel tells one from another: its device and inode.
-struct FileIdentity: Equatable {
-    var device: UInt64
-    var inode: UInt64
-
-    init(device: UInt64, inode: UInt64) {
-        self.device = device
-        self.inode = inode
-    }
-
-    /// The file at `path` (not following a link); nil when there is none.
-    init?(of path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

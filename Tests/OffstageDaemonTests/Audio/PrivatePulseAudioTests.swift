@@ -27,33 +27,6 @@ import Testing
         #expect(stat(directory + "/state", &info) == 0 && info.st_mode & 0o7777 == 0o755, "\(String(info.st_mode & 0o7777, radix: 8))")
     }
 
-    /// The record kept in the lock file: only the server's names (with
-    /// their files' identities) and modes are read from it.
-    @Test func theDirectoryRecordReadsOnlyWhatAServerWrites() {
-        let native = DirectoryRecord.Made(name: "native", identity: FileIdentity(device: 2049, inode: 77))
-        let state = DirectoryRecord.Made(name: "state", identity: FileIdentity(device: 2049, inode: 78), mark: "M")
-        let record = DirectoryRecord(made: [native, state], modes: ["run": 0o755])
-        #expect(record.text == "made native 2049 77\nmade state 2049 78 M\nmode run 755\n")
-        #expect(DirectoryRecord(parsing: record.text) == record)
-        let odd = DirectoryRecord(parsing: """
-            made ../etc 1 2
-            made mine.txt 1 2
-            made state
-            made state x 2
-            made  state 1 2
-            made state 1 2 M x
-            made state 1 2 
-            mode state 17777
-            mode state 0x7
-            mode mine 755
-            mode state 700 x
-            mode  run 700
-            made cookie 3 4
-            tate 1 2
-            """)
-        #expect(odd == DirectoryRecord(made: [.init(name: "cookie", identity: FileIdentity(device: 3, inode: 4))], modes: [:]))
-    }
-
     /// A named directory keeps its log across runs: an error an earlier run
     /// logged is not this server's; one it logs itself is.
     @Test func theLastErrorIsOneThisRunLogged() throws {
