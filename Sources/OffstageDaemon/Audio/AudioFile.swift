@@ -242,13 +242,18 @@ public final class AudioFile {
 
     /// Whether a 32-bit chunk's stated size is a streaming writer's "not
     /// known yet": 0xFFFFFFFF, or sox's placeholders when it cannot seek
-    /// back (a pipe), 0x7FFFF000 in a WAV's data and 0x7F000000 in an
-    /// AIFF's SSND, each outer chunk a few bytes more. RF64's and W64's
-    /// 64-bit sizes have none: a large cut file of theirs is truncated.
+    /// back (a pipe): 0x7FFFF000 in a WAV (`data`; `RIFF` 0x48 more) and
+    /// 0x7F000000 in an AIFF (`SSND` and `FORM` a few header bytes more),
+    /// each within 256 bytes. RF64's and W64's 64-bit sizes have none: a
+    /// large cut file of theirs is truncated.
     static func isUnknownSize(_ stated: UInt64, label: String) -> Bool {
-        guard ["RIFF", "RIFX", "data", "FORM", "SSND"].contains(label) else { return false }
-        return stated == 0xFFFF_FFFF || (0x7F00_0000..<0x7F00_1000).contains(stated)
-            || (0x7FFF_F000..<0x8000_1000).contains(stated)
+        let placeholder: UInt64
+        switch label {
+        case "RIFF", "RIFX", "data": placeholder = 0x7FFF_F000
+        case "FORM", "SSND": placeholder = 0x7F00_0000
+        default: return false
+        }
+        return stated == 0xFFFF_FFFF || (placeholder...placeholder + 0x100).contains(stated)
     }
 
     /// The sizes libsndfile (1.2) checks against the file: WAV and AIFF

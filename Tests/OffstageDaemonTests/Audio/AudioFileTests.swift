@@ -213,6 +213,11 @@ func silentWAV(
         #expect(AudioFile.headerClaimsMoreThanTheFileHolds("Riff size : 6000000000 (should be 441096)"))
         #expect(AudioFile.headerClaimsMoreThanTheFileHolds("riff : 6000000000 (should be 441104)"))
         #expect(AudioFile.headerClaimsMoreThanTheFileHolds("data : 2500000000 (should be 441000)"))
+        // Each format's own placeholder, and only its header bytes above it: a WAV's data of
+        // 0x7F000400 or 0x80000800 was taken for a placeholder.
+        #expect(AudioFile.headerClaimsMoreThanTheFileHolds("data : 2130707456 (should be 441000)"))
+        #expect(AudioFile.headerClaimsMoreThanTheFileHolds("data : 2147485696 (should be 441000)"))
+        #expect(AudioFile.headerClaimsMoreThanTheFileHolds("SSND : 2147479552 (should be 441000)"))
         for log in [
             "*** 'data' chunk should be an even number of bytes in length.", "FORM : 22131 (should be 22132)",
             "  Bytes/sec     : 176000 (should be 176400)", "data : 4294967295 (should be 176400)",
