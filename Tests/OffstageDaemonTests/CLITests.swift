@@ -266,7 +266,9 @@ struct CLITests {
     /// Two daemons started at once on one socket both find it free; the
     /// one whose bind fails says another runs there (it printed NIO's
     /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)").
-    @Test func aBindLostToAnotherDaemonSaysOneRunsThere() {
+    /// The race cannot be set up at will: this checks the mapping the
+    /// daemon's two binds go through.
+    @Test func aBindErrorOfAnAddressInUseSaysADaemonRunsThere() {
         let explained = SocketPreparation.explained(IOError(errnoCode: EADDRINUSE, reason: "bind"), binding: "/run/x.sock")
         #expect((explained as? DaemonError)?.description == "a daemon is already running on /run/x.sock", "\(explained)")
         let other = SocketPreparation.explained(IOError(errnoCode: EACCES, reason: "bind"), binding: "/run/x.sock")

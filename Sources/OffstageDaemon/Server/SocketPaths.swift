@@ -65,7 +65,7 @@ enum SocketPreparation {
                 throw DaemonError(.badRequest, "\(path) exists and is not a socket; choose another --socket path")
             }
             if (try? LineSocket(connectingTo: path)) != nil {
-                throw DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
+                throw alreadyRunning(path)
             }
             unlink(path)
         }
@@ -77,6 +77,10 @@ extension SocketPreparation {
     /// started at once both found it free) says so, as ``prepare(_:)`` does.
     static func explained(_ error: any Error, binding path: String) -> any Error {
         guard let error = error as? IOError, error.errnoCode == EADDRINUSE else { return error }
-        return DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
+        return alreadyRunning(path)
+    }
+
+    private static func alreadyRunning(_ path: String) -> DaemonError {
+        DaemonError(.alreadyRunning, "a daemon is already running on \(path)")
     }
 }
