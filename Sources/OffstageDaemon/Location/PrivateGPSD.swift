@@ -30,8 +30,8 @@ public final class PrivateGPSD: Sendable {
     /// in silence.
     public static func started(on endpoint: GPSDEndpoint, reading device: String) -> String {
         let elsewhere =
-            endpoint.port == 2947
-            ? "" : " Port 2947 is taken (by another gpsd?): watch this one with offstage gps watch --gpsd \(endpoint)"
+            endpoint.port == GPSDEndpoint.default.port
+            ? "" : " Port \(GPSDEndpoint.default.port) is taken (by another gpsd?): watch this one with offstage gps watch --gpsd \(endpoint)"
         return "Started a private gpsd on \(endpoint) reading \(device); it stops when this command ends.\(elsewhere)"
     }
 

@@ -168,7 +168,8 @@ final class GPSDFeedTarget {
             // doomed gpsd when a system one holds 2947: `preferring` is what
             // copes with a port taken meanwhile. (A private gpsd is started
             // once it reads our device.)
-            let preferred = GPSDControl.isListening(port: 2947) ? nil : 2947
+            let standard = GPSDEndpoint.default.port
+            let preferred = GPSDControl.isListening(port: standard) ? nil : standard
             let (gpsd, token) = try TerminationSignals.holding {
                 let gpsd = try PrivateGPSD(devices: [pty.devicePath], preferring: preferred)
                 return (gpsd, TerminationSignals.onTermination { _ in gpsd.stopAndRemove() })
