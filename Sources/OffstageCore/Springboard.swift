@@ -285,11 +285,12 @@ public struct Springboard: Sendable {
         }
     }
 
-    /// A launch of the app is queued or under way.
+    /// A launch of the app (in the foreground or the background) is queued or under way.
     public func isLaunchPending(_ bundleID: String) -> Bool {
         if case .launching(let app, _, _) = inFlight, app == bundleID { return true }
         return work.contains {
             if case .input(.launch(let app)) = $0 { return app == bundleID }
+            if case .input(.launchInBackground(let app, _)) = $0 { return app == bundleID }
             if case .spawn(let app, _) = $0 { return app == bundleID }
             return false
         }

@@ -105,6 +105,34 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// A background launch whose app crashes in its launch callbacks fails
+    /// as `launch` does: it was answered `ok`. An app that ends on purpose
+    /// once launched (it exits on suspend, and a zero wake window suspends
+    /// it as soon as its callbacks are done) came up: that one succeeds.
+    @Test func aBackgroundLaunchThatCrashesFailsAndOneThatEndsOnPurposeDoesNot() async throws {
+        var policy = LifecyclePolicy.default
+        policy.wakeWindow = .zero
+        let test = try await TestDaemon.start(policy: policy)
+        defer { Task { await test.stop() } }
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/CrashAtLaunchApp"))])
+        let message = try await test.refused(["command": "launchInBackground", "app": "com.offstage.tests.CrashAtLaunchApp"])
+        #expect(message.hasPrefix("com.offstage.tests.CrashAtLaunchApp did not launch: it crashed (signal"), "\(message)")
+        #expect(message.contains("Fatal error: CrashAtLaunchApp crashes at launch on purpose"), "\(message)")
+
+        let app = try scriptApp("com.example.ExitsOnSuspend", in: test.directory, script: pythonAckingApp())
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>CFBundleIdentifier</key><string>com.example.ExitsOnSuspend</string>\
+            <key>CFBundleExecutable</key><string>run</string><key>UIApplicationExitsOnSuspend</key><true/></dict></plist>
+            """.write(toFile: app + "/Info.plist", atomically: true, encoding: .utf8)
+        try await test.ok(["command": "install", "path": .string(app)])
+        try await test.ok(["command": "launchInBackground", "app": "com.example.ExitsOnSuspend"])
+        #expect(try await test.callbacks("com.example.ExitsOnSuspend") == [
+            "application:willFinishLaunchingWithOptions:", "application:didFinishLaunchingWithOptions:", "applicationWillTerminate:",
+        ])
+        #expect(try await test.daemon.engine.submit { $0.board.state(of: "com.example.ExitsOnSuspend") }.get() == .notRunning)
+    }
+
     /// An app that never says hello is named by a sentence, as other
     /// causes are: it was `launchTimeout {"code":"0x8badf00d","limit":20}`.
     /// In virtual time, the watchdog fires once the app has written its

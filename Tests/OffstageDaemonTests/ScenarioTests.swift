@@ -279,6 +279,39 @@ struct ScenarioTests {
             "\(failing.failures)")
     }
 
+    /// A `launch-background` step is judged by how the launch went, as a
+    /// `launch` step is, whether it ran at once or behind a hung app: an
+    /// app that crashes in `application:didFinishLaunchingWithOptions:`
+    /// fails it. Such a step passed, and failed with `expectFailure`.
+    @Test func aBackgroundLaunchStepIsJudgedByItsLaunch() async throws {
+        let crashing = "launch-background com.offstage.tests.CrashAtLaunchApp"
+        let atOnce = """
+            apps: [\(Paths.sample("misbehaving/CrashAtLaunchApp"))]
+            steps:
+              - do: \(crashing)
+                expectFailure: true
+
+            """
+        let queued = behindBlockingApp(also: [Paths.sample("misbehaving/CrashAtLaunchApp")], """
+                do: home
+              - do: \(crashing)
+                expectFailure: true
+            end: 10s
+            """)
+        for (yaml, line) in [(atOnce, 3), (queued, 7)] {
+            let outcome = try await runQueued(yaml)
+            #expect(outcome.failures == [])
+            #expect(outcome.timeline.contains { $0.name == "crashed" })
+            // Queued, it ran after the hung app's watchdog (5 s after 1 s).
+            #expect(outcome.timeline.first { $0.name == "launchInBackground" }.map { formatSeconds($0.time) } == (line == 3 ? "0" : "6"))
+            let failing = try await runQueued(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""))
+            #expect(failing.failures.count == 1)
+            #expect(failing.failures.first?.hasPrefix(
+                "q.yaml:\(line): \(crashing) failed: com.offstage.tests.CrashAtLaunchApp did not launch: it crashed (signal ") == true,
+                "\(failing.failures)")
+        }
+    }
+
     /// An app that exits (status 3) in `application:didFinishLaunchingWithOptions:`
     /// of its `launch`th launch only (a file counts its launches).
     func appCrashingInLaunch(_ launch: Int, _ bundleID: String) throws -> String {

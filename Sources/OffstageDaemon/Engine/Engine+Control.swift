@@ -69,8 +69,8 @@ extension Engine {
         }
     }
 
-    /// Adds the errors logged since `seq`; a launch whose app did not come
-    /// up fails. The command's input (`submitted`) refused when it reached
+    /// Adds the errors logged since `seq`; a launch (in the foreground or
+    /// the background) whose app did not come up fails. The command's input (`submitted`) refused when it reached
     /// the head of the queue (its `refused` event, by ticket) fails as it
     /// would have at once; one still queued behind an app that has not
     /// answered (in virtual time, past the hang grace) is `pending`, with
@@ -90,7 +90,8 @@ extension Engine {
                 return .failure(refusal.reason)
             }
         }
-        if request["command"]?.stringValue == "launch", let app = request["app"]?.stringValue,
+        let command = request["command"]?.stringValue
+        if command == "launch" || command == "launchInBackground", let app = request["app"]?.stringValue,
             board.state(of: app) == .notRunning
         {
             if board.isLaunchPending(app) {
@@ -99,7 +100,10 @@ extension Engine {
                     let blocker = board.waitingFor.map { $0 == app ? "" : " behind \($0), which has not answered" } ?? ""
                     return .ok(["pending": .string("\(app) is still launching\(blocker)")])
                 }
-            } else {
+            } else if command == "launch"
+                // In the background, an app may end once launched (UIApplicationExitsOnSuspend, no wake window).
+                || LaunchJudgement.judge(app, background: true, since: seq, in: log.events(after: seq)).failure != nil
+            {
                 return launchFailure(app, errors: errors)
             }
         }

@@ -102,7 +102,8 @@ public struct ScenarioRunner {
                 // An advance step only moves the clock, which the wait above did.
                 if step.action.first == "advance" { continue }
                 // Where a launch's own events start (a pending one is judged by them).
-                let since = step.action.first == "launch" ? try await daemon.engine.submit { $0.log.lastSeq }.get() : 0
+                let launches = ["launch", "launch-background"].contains(step.action.first)
+                let since = launches ? try await daemon.engine.submit { $0.log.lastSeq }.get() : 0
                 let reply = try await daemon.control(Self.request(for: step.action))
                 if case .ok(let result) = reply, result["pending"] != nil {
                     pending.append((index, result["queued"]?.intValue, since))
@@ -132,7 +133,7 @@ public struct ScenarioRunner {
             for refusal in events.lazy.compactMap(\.refusal) { refusals[refusal.ticket] = refusal.reason }
             let behind = blocker.map { " behind \($0), which had not answered," } ?? ""
             let giveAnEnd = "when the run ended (give the run an end past that app's watchdog)"
-            // The `launch` event of each app's last pending launch step: a
+            // The `launch` (or `launchInBackground`) event of each app's last pending launch step: a
             // later step's comes after it (two launches queued together were
             // both judged by the first's spawn).
             var judgedLaunch: [String: Int] = [:]
@@ -144,14 +145,16 @@ public struct ScenarioRunner {
                     stepFailures[index] = "\(words) never ran: it was still queued\(behind) \(giveAnEnd)"
                 } else if let ticket, let refusal = refusals[ticket] {
                     stepFailures[index] = judge(step, refusal: refusal)
-                } else if step.action.first == "launch", step.action.count > 1 {
+                } else if ["launch", "launch-background"].contains(step.action.first), step.action.count > 1 {
                     let app = step.action[1]
+                    let background = step.action[0] == "launch-background"
                     if launching.contains(app) {
                         let waiting = blocker == app ? " it had not said hello" : " it was still waiting\(behind)"
                         stepFailures[index] = "\(words) never came up:\(waiting) \(giveAnEnd)"
                     } else {
                         let hung = endWait.flatMap { $0.0 == app ? $0.1 : nil }
-                        let (failure, launch) = Self.judgeLaunch(of: app, since: max(since, judgedLaunch[app] ?? 0), in: events, stillIn: hung)
+                        let (failure, launch) = LaunchJudgement.judge(
+                            app, background: background, since: max(since, judgedLaunch[app] ?? 0), in: events, stillIn: hung)
                         if let launch { judgedLaunch[app] = launch }
                         stepFailures[index] = judge(step, refusal: failure)
                     }
@@ -187,64 +190,6 @@ public struct ScenarioRunner {
         default:
             return nil
         }
-    }
-
-    /// Why the launch of `app` a `launch` step waited for failed, or nil
-    /// when the app came up, judged from the log as the step would have
-    /// been had nothing held the launch up: it fails when the app died
-    /// before its launch callbacks (`application:willFinishLaunchingWithOptions:`,
-    /// `application:didFinishLaunchingWithOptions:`, `applicationDidBecomeActive:`)
-    /// were done, of a crash, an exit, a watchdog, a failed spawn or a
-    /// protocol violation, or when the run ended with the app still in one
-    /// of them (`stillIn`, the callback the system waited for at the end).
-    /// The launch is the step's own: its `launch` system event, the app's
-    /// first after `since`, and the spawn that comes next in the app's
-    /// events if it spawned one; else (the app was running) the spawn
-    /// under way before it.
-    /// - Returns: the failure, and the seq of the step's `launch` event
-    ///   (nil: none came), after which a later launch step's is sought.
-    static func judgeLaunch(of app: String, since: Int, in events: [Event], stillIn: String? = nil) -> (failure: String?, launch: Int?) {
-        let own = events.filter { $0.app == app }
-        let entry = own.firstIndex { $0.seq > since && $0.kind == .system && $0.name == "launch" }
-        let start: Int?
-        if let entry {
-            // Its own spawn follows it at once; a later one is another step's (it was judged by one).
-            start = own.index(after: entry) < own.endIndex && isSpawn(own[entry + 1]) ? entry + 1 : own[..<entry].lastIndex(where: isSpawn)
-        } else {
-            start = own.firstIndex { $0.seq > since && isSpawn($0) } ?? own.lastIndex(where: isSpawn)
-        }
-        let launch = entry.map { own[$0].seq }
-        guard let start else { return (nil, launch) }
-        return (launchFailure(of: app, spawnedAt: start, in: own, stillIn: stillIn), launch)
-    }
-
-    private static func isSpawn(_ event: Event) -> Bool { event.kind == .system && event.name == "spawn" }
-
-    /// The launch that began with the spawn `own[start]` (`own`: the app's events).
-    private static func launchFailure(of app: String, spawnedAt start: Int, in own: [Event], stillIn: String?) -> String? {
-        let launchCallbacks = [
-            CallbackName.willFinishLaunching.rawValue, CallbackName.didFinishLaunching.rawValue,
-            CallbackName.didBecomeActive.rawValue,
-        ]
-        let deaths: Set<String> = ["crashed", "exited", "watchdogTimeout", "launchTimeout", "launchFailed"]
-        var delivered = 0
-        for event in own[(start + 1)...] {
-            if isSpawn(event) { return nil }
-            if event.kind == .callback {
-                // Another callback: the launch was done.
-                guard delivered < launchCallbacks.count, event.name == launchCallbacks[delivered] else { return nil }
-                delivered += 1
-            } else if deaths.contains(event.name) || (event.name == "protocolViolation" && event.detail["killed"] == true) {
-                // Died after its launch, with nothing in flight, or in a later callback.
-                if delivered == launchCallbacks.count, event.detail["callback"]?.stringValue != launchCallbacks.last { return nil }
-                return "\(app) did not launch: \(Engine.describe(event))"
-            }
-        }
-        // No later launch, nor death: still in the last callback delivered?
-        if let stillIn, delivered > 0, stillIn == launchCallbacks[delivered - 1] {
-            return "\(app) did not launch: it was still in \(stillIn) when the run ended (give the run an end past its watchdog)"
-        }
-        return nil
     }
 
     /// Moves the private daemon's clock on; a refusal (past the clock's
