@@ -46,6 +46,8 @@ struct UninstallCommand: ParsableCommand {
     @Argument(help: "The app's bundle id.") var bundleID: String
     @OptionGroup var client: ClientOptions
 
+    func validate() throws { try requireBundleID(bundleID) }
+
     func run() throws {
         _ = try client.send(["command": "uninstall", "app": .string(bundleID)])
         print("uninstalled \(bundleID)")
@@ -112,6 +114,7 @@ struct LaunchCommand: SimpleCommand {
         commandName: "launch", abstract: "Tap the app's icon: launch it, or bring it to the foreground.")
     @Argument(help: "The app's bundle id.") var bundleID: String
     @OptionGroup var client: ClientOptions
+    func validate() throws { try requireBundleID(bundleID) }
     var request: JSONValue { ["command": "launch", "app": .string(bundleID)] }
 }
 

@@ -48,6 +48,14 @@ func requireUTF8(_ value: String, _ what: String) throws {
     }
 }
 
+/// Refuses a bundle id argument that no installed app can have (an empty
+/// one, spaces, a `/`): a usage error (exit 64) rather than the daemon's
+/// "no app with bundle id  is installed" (exit 1).
+func requireBundleID(_ id: String) throws {
+    if id.isEmpty { throw ValidationError("the bundle id is empty") }
+    if let problem = AppBundle.bundleIDProblem(id) { throw ValidationError("'\(id)' is not a bundle id: it \(problem)") }
+}
+
 /// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
 struct CommandError: Error, CustomStringConvertible {
     var description: String

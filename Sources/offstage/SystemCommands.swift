@@ -17,6 +17,7 @@ struct SwitcherCommand: SimpleCommand {
     func validate() throws {
         if action == .kill, bundleID == nil { throw ValidationError("switcher kill needs a bundle id") }
         if action != .kill, bundleID != nil { throw ValidationError("only switcher kill takes a bundle id") }
+        if let bundleID { try requireBundleID(bundleID) }
     }
 
     var request: JSONValue {

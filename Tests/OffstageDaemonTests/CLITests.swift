@@ -53,6 +53,23 @@ struct CLITests {
         #expect(unset.stderr == "offstage: error: no daemon is running on \(directory)/offstage/control.sock (start one with `offstage daemon`, and `--data DIR` unless its data is in \(DefaultPaths.dataDirectory))\n")
     }
 
+    /// A bundle id no app can have is a usage error, before any daemon is
+    /// asked: `launch ''` was "no app with bundle id  is installed", exit 1.
+    @Test func bundleIDsNoAppCanHaveAreUsageErrors() throws {
+        let socket = try temporaryDirectory() + "/control.sock"
+        for (arguments, message) in [
+            (["launch", ""], "the bundle id is empty (see offstage launch --help)"),
+            (["uninstall", "a b"], "'a b' is not a bundle id: it may hold only ASCII letters and digits, '.', '-' and '_' (see offstage uninstall --help)"),
+            (["switcher", "kill", "com..App"], "'com..App' is not a bundle id: it has an empty part (it starts or ends with '.' or has '..') (see offstage switcher --help)"),
+        ] {
+            let result = try runOffstage(arguments + ["--socket", socket])
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr == "offstage: error: \(message)\n", "\(arguments)")
+        }
+        // A well-formed id goes to the daemon (here: none is running).
+        #expect(try runOffstage(["launch", "com.example.App", "--socket", socket]).stderr.hasPrefix("offstage: error: no daemon is running"))
+    }
+
     /// A path that is not UTF-8 (a Latin-1 `é`) reached the command with
     /// U+FFFD for its byte: an app directory or scenario "did not exist",
     /// and a daemon made its data directory or socket under another name.
