@@ -360,7 +360,10 @@ struct CLITests {
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: device locale needs an identifier such as fr_FR, not \"  \" (see offstage device --help)\n")
         // A negative level is a value out of range, not an option (it said a value was missing).
-        for (level, shown) in [("-1", "-1"), ("-0.5", "-0.5"), ("2", "2"), ("full", "\"full\""), ("nan", "\"nan\""), ("inf", "\"inf\"")] {
+        // Hexadecimal is not a level (`0x1p-2` was taken for 0.25).
+        for (level, shown) in [
+            ("-1", "-1"), ("-0.5", "-0.5"), ("2", "2"), ("full", "\"full\""), ("nan", "\"nan\""), ("inf", "\"inf\""), ("0x1p-2", "\"0x1p-2\""),
+        ] {
             result = try offstage(["device", "battery", level] + nowhere())
             #expect(result.status == 64)
             #expect(result.stderr == "offstage: error: device battery takes a level from 0 to 1, not \(shown) (see offstage device --help)\n", "\(level)")

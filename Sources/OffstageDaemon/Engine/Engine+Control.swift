@@ -310,7 +310,8 @@ extension Engine {
     public static func deviceRequest(what: String, value: String?) -> JSONValue {
         var request: [String: JSONValue] = ["command": "device", "what": .string(what)]
         if let value {
-            let level: Double? = what == "battery" ? Double(value).flatMap { $0.isFinite ? $0 : nil } : nil
+            // Decimal only: `Double(_:)` also took `0x1p-2` for 0.25.
+            let level: Double? = what == "battery" ? DecimalText.decimal(value).flatMap { $0.isFinite ? $0 : nil } : nil
             request["value"] = level.map { JSONValue($0) } ?? .string(value)
         }
         return .object(request)

@@ -21,7 +21,7 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
         guard !text.isEmpty else { return nil }
         var host = Substring(text)
         var port = 2947
-        if LocationNumber.isDigits(text) {
+        if DecimalText.isDigits(text) {
             guard let p = Int(text) else { return nil }
             port = p
             host = ""

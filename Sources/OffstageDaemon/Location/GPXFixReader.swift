@@ -141,7 +141,7 @@ public struct GPXFixReader: Sendable {
         /// range, or nil (left out, the point staying good), in extensions
         /// as in GPX 1.0's own elements.
         static func motion(_ name: String, _ text: String) -> Double? {
-            guard let value = LocationNumber.decimal(text), value.isFinite else { return nil }
+            guard let value = DecimalText.decimal(text), value.isFinite else { return nil }
             return (name == "speed" ? LocationFix.speedRange : LocationFix.courseRange).contains(value) ? value : nil
         }
 
@@ -169,7 +169,7 @@ public struct GPXFixReader: Sendable {
             latitude = nil
             longitude = nil
             // XML Schema's decimals may have spaces around them.
-            func decimal(_ s: String) -> Double? { LocationNumber.decimal(s.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            func decimal(_ s: String) -> Double? { DecimalText.decimal(s.trimmingCharacters(in: .whitespacesAndNewlines)) }
             if let s = attributes["lat"] { latitude = decimal(s); if latitude == nil { badAttribute = "lat=\"\(s)\"" } }
             if let s = attributes["lon"] { longitude = decimal(s); if longitude == nil { badAttribute = "lon=\"\(s)\"" } }
         }
@@ -240,7 +240,7 @@ public struct GPXFixReader: Sendable {
             time = LocationTimeFormat.toMillisecond(time)
             var altitude: Double?
             if let text = fields["ele"], !text.isEmpty {
-                guard let value = LocationNumber.decimal(text) else {
+                guard let value = DecimalText.decimal(text) else {
                     return try checker.issue(line: pointLine, "<ele> \"\(text)\" is not a number")
                 }
                 altitude = value

@@ -18,7 +18,7 @@ public enum LocationFeedSpeed: Sendable, Hashable, CustomStringConvertible {
         }
         // Beyond these a fix's wait is too long or too short to be a duration.
         // Decimal: Double() takes 0x10 for 16.
-        guard let n = LocationNumber.decimal(t.hasSuffix("x") ? t.dropLast() : t[...]), n >= 0.001, n <= 1_000_000 else { return nil }
+        guard let n = DecimalText.decimal(t.hasSuffix("x") ? t.dropLast() : t[...]), n >= 0.001, n <= 1_000_000 else { return nil }
         self = .factor(n)
     }
 

@@ -44,7 +44,7 @@ public enum LocationTimeFormat {
         let day = text.prefix(10)
         let parts = day.split(separator: "-", omittingEmptySubsequences: false)
         guard day.count == 10, parts.count == 3, parts.map(\.count) == [4, 2, 2],
-            parts.allSatisfy({ LocationNumber.isDigits($0) }),
+            parts.allSatisfy({ DecimalText.isDigits($0) }),
             let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
             (1...12).contains(m), (1...31).contains(d),
             let why = nonexistence(year: y, month: m, day: d)

@@ -188,8 +188,8 @@ public struct NMEAFixReader: Sendable {
             // Optional values, each parsed once: empty when unknown, else a
             // decimal number (anything else is bad input at this line).
             let (first, second) = isRMC ? ((6, "speed"), (7, "course")) : ((7, "HDOP"), (8, "altitude"))
-            let firstValue = sentence[first.0].isEmpty ? nil : LocationNumber.decimal(sentence[first.0])
-            let secondValue = sentence[second.0].isEmpty ? nil : LocationNumber.decimal(sentence[second.0])
+            let firstValue = sentence[first.0].isEmpty ? nil : DecimalText.decimal(sentence[first.0])
+            let secondValue = sentence[second.0].isEmpty ? nil : DecimalText.decimal(sentence[second.0])
             let notANumber =
                 firstValue == nil && !sentence[first.0].isEmpty ? first
                 : secondValue == nil && !sentence[second.0].isEmpty ? second : nil

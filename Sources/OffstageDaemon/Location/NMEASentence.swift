@@ -82,7 +82,7 @@ struct NMEASentence {
     /// (``LocationTimeFormat/leapSecond``), not onto it.
     static func timeOfDay(_ field: Substring) -> Double? {
         guard isFixedPoint(field, whole: 6), let hh = Int(field.prefix(2)), let mm = Int(field.dropFirst(2).prefix(2)),
-            let ss = LocationNumber.decimal(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
+            let ss = DecimalText.decimal(field.dropFirst(4)), hh < 24, mm < 60, ss < 61
         else { return nil }
         guard ss >= 60 else { return Double(hh * 3600 + mm * 60) + ss }
         guard hh == 23, mm == 59 else { return nil }
@@ -92,7 +92,7 @@ struct NMEASentence {
     /// `ddmmyy` as a civil date (years 80–99 are 19xx, else 20xx); the day
     /// is 1–31 whatever the month, see ``LocationTimeFormat/nonexistence(year:month:day:)``.
     static func date(_ field: Substring) -> (year: Int, month: Int, day: Int)? {
-        guard field.count == 6, LocationNumber.isDigits(field), let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
+        guard field.count == 6, DecimalText.isDigits(field), let dd = Int(field.prefix(2)), let mo = Int(field.dropFirst(2).prefix(2)),
             let yy = Int(field.suffix(2)), (1...31).contains(dd), (1...12).contains(mo)
         else { return nil }
         // NMEAFixWriter.years: the two digits of 1980 and on, up to 2079.
@@ -102,8 +102,8 @@ struct NMEASentence {
 
     /// `ddmm.mmmm` + hemisphere as signed degrees.
     static func angle(_ field: Substring, _ hemisphere: Substring, degreeDigits: Int) -> Double? {
-        guard isFixedPoint(field, whole: degreeDigits + 2), let degrees = LocationNumber.decimal(field.prefix(degreeDigits)),
-            let minutes = LocationNumber.decimal(field.dropFirst(degreeDigits)), minutes < 60
+        guard isFixedPoint(field, whole: degreeDigits + 2), let degrees = DecimalText.decimal(field.prefix(degreeDigits)),
+            let minutes = DecimalText.decimal(field.dropFirst(degreeDigits)), minutes < 60
         else { return nil }
         let value = degrees + minutes / 60
         switch hemisphere {

@@ -36,9 +36,9 @@ struct AudioPlayCommand: AsyncParsableCommand {
     var startArgument = "0"
 
     /// `--volume` (once validated).
-    var volume: Double { LocationNumber.decimal(volumeArgument) ?? .nan }
+    var volume: Double { DecimalText.decimal(volumeArgument) ?? .nan }
     /// `--start` in seconds (once validated).
-    var start: Double { LocationNumber.decimal(startArgument) ?? .nan }
+    var start: Double { DecimalText.decimal(startArgument) ?? .nan }
 
     @Flag(help: "Play in a loop until interrupted with ^C.")
     var loop = false
@@ -53,9 +53,9 @@ struct AudioPlayCommand: AsyncParsableCommand {
             throw ValidationError("PULSE_SERVER is set but empty: give it an address such as unix:/path/native, or unset it for the user's server")
         }
         guard AudioRole(rawValue: role) != nil else { throw ValidationError("--role \(role): expected music or phone") }
-        guard LocationNumber.decimal(volumeArgument) != nil else { throw ValidationError("--volume takes a decimal number, not \(volumeArgument)") }
+        guard DecimalText.decimal(volumeArgument) != nil else { throw ValidationError("--volume takes a decimal number, not \(volumeArgument)") }
         guard (0...1).contains(volume) else { throw ValidationError("--volume must be within 0…1") }
-        guard LocationNumber.decimal(startArgument) != nil else { throw ValidationError("--start takes decimal seconds, not \(startArgument)") }
+        guard DecimalText.decimal(startArgument) != nil else { throw ValidationError("--start takes decimal seconds, not \(startArgument)") }
         // Past the file's end (however far) is checked against the file, in `run`.
         guard start.isFinite, start >= 0 else { throw ValidationError("--start takes 0 or more seconds") }
     }

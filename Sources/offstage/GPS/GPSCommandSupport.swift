@@ -20,7 +20,7 @@ struct GPSFixtureOptions: ParsableArguments {
     var routeSpeedArgument = "20"
 
     /// `--route-speed` in m/s (once validated).
-    var routeSpeed: Double { LocationNumber.decimal(routeSpeedArgument) ?? .nan }
+    var routeSpeed: Double { DecimalText.decimal(routeSpeedArgument) ?? .nan }
 
     @Option(help: "Start time of untimed GPX routes/waypoints, ISO 8601 (default 2024-01-01T00:00:00Z).")
     var start: String?
@@ -30,7 +30,7 @@ struct GPSFixtureOptions: ParsableArguments {
 
     /// Usage errors, before anything runs (exit 64, with the help to read).
     func validate() throws {
-        guard LocationNumber.decimal(routeSpeedArgument) != nil else {
+        guard DecimalText.decimal(routeSpeedArgument) != nil else {
             throw ValidationError("--route-speed takes decimal metres per second, not \(routeSpeedArgument)")
         }
         guard routeSpeed > 0, routeSpeed.isFinite else { throw ValidationError("--route-speed must be a positive, finite number (got \(routeSpeedArgument))") }
@@ -96,10 +96,10 @@ struct GPSDTargetOptions: ParsableArguments {
     var holdArgument = "0"
 
     /// `--hold` in seconds (once validated).
-    var hold: Double { LocationNumber.decimal(holdArgument) ?? .nan }
+    var hold: Double { DecimalText.decimal(holdArgument) ?? .nan }
 
     func validate() throws {
-        guard LocationNumber.decimal(holdArgument) != nil else { throw ValidationError("--hold takes decimal seconds, not \(holdArgument)") }
+        guard DecimalText.decimal(holdArgument) != nil else { throw ValidationError("--hold takes decimal seconds, not \(holdArgument)") }
         guard hold.isFinite, (0...86400).contains(hold) else { throw ValidationError("--hold takes 0 to 86400 seconds (got \(holdArgument))") }
         if let control {
             try requireUTF8(control, "--control")

@@ -34,11 +34,11 @@ struct GPSFixCommand: AsyncParsableCommand {
             throw ValidationError("gps fix takes a latitude and a longitude, got \(coordinates.isEmpty ? "none" : coordinates.joined(separator: " "))")
         }
         // Decimal, as in the fixtures: Double() takes 0x10 for 16.
-        guard let latitude = LocationNumber.decimal(coordinates[0]), let longitude = LocationNumber.decimal(coordinates[1]) else {
+        guard let latitude = DecimalText.decimal(coordinates[0]), let longitude = DecimalText.decimal(coordinates[1]) else {
             throw ValidationError("gps fix takes a latitude and a longitude in decimal degrees, not \(coordinates.joined(separator: " "))")
         }
         let altitude = try altitude.map { text in
-            guard let metres = LocationNumber.decimal(text) else { throw ValidationError("--altitude takes decimal metres, not \(text)") }
+            guard let metres = DecimalText.decimal(text) else { throw ValidationError("--altitude takes decimal metres, not \(text)") }
             return metres
         }
         let coordinate = LocationCoordinate(latitude: latitude, longitude: longitude)

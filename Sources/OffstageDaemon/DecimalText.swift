@@ -1,5 +1,5 @@
-/// Numbers as fixtures write them.
-public enum LocationNumber {
+/// Numbers as people and file formats write them (GPS fixtures, `audio play --start`, `device battery`).
+public enum DecimalText {
     /// Whether `text` is ASCII digits and nothing else (no sign: `Int`
     /// and ``decimal(_:)`` take one, and `-10003.000` was a time of day).
     public static func isDigits(_ text: some StringProtocol) -> Bool {
