@@ -180,6 +180,20 @@ struct BadInputTests {
         try LineSocket(connectingTo: test.directory + "/apps.sock")
     }
 
+    /// A command sent to the app socket (`--socket` given it by mistake) is
+    /// told where commands go. It was "the daemon closed the connection
+    /// without replying", and an app's protocol violation was logged.
+    @Test func aCommandOnTheAppSocketIsToldWhereCommandsGo() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let result = try runOffstage(["status", "--socket", test.directory + "/apps.sock"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "offstage: error: this is the daemon's app socket, where apps connect; commands go to its control socket\n")
+        // No app broke the protocol (the reply came after the line was handled), and the daemon serves on.
+        #expect(try await test.events(kind: .error) == [])
+        try await test.ok(["command": "status"])
+    }
+
     @Test func garbageOversizedAndForgedHellosAreProtocolViolations() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -51,6 +51,14 @@ final class AppConnectionHandler: ChannelInboundHandler {
             message = try line.withUnsafeReadableBytes { try AppMessage(bytes: $0) }
         } catch {
             let culprit = self.culprit(engine)
+            if identity == nil, culprit == nil, Self.isControlRequest(line) {
+                // `--socket` given the app socket by mistake: said to the command, not logged as an app's fault.
+                let reply = ControlReply.failure("this is the daemon's app socket, where apps connect; commands go to its control socket")
+                let channel = context.channel
+                channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(reply.json)))
+                    .whenComplete { _ in channel.close(promise: nil) }
+                return
+            }
             engine.violation(
                 app: culprit?.bundleID, launch: culprit?.launch, reason: "unreadable message: \(error)",
                 detail: ["bytes": JSONValue(line.readableBytes)])
@@ -92,6 +100,14 @@ final class AppConnectionHandler: ChannelInboundHandler {
         let culprit = self.culprit(engine.value)
         engine.value.violation(app: culprit?.bundleID, launch: culprit?.launch, reason: "\(error)", detail: [:])
         context.close(promise: nil)
+    }
+
+    /// A control command's request (`{"command": …}`, no `type`), as the CLI sends.
+    private static func isControlRequest(_ line: ByteBuffer) -> Bool {
+        guard let request = try? line.withUnsafeReadableBytes({ try JSONValue(parsing: $0.bindMemory(to: UInt8.self)) }) else {
+            return false
+        }
+        return request["command"]?.stringValue != nil && request["type"] == nil
     }
 
     /// Whose fault a broken connection is: its app's after `hello`; before,
