@@ -28,7 +28,7 @@ struct DaemonCommand: AsyncParsableCommand {
     /// `--hang-grace`, checked by ``validate()``: from 10 ms to an hour.
     var hangGraceDuration: Duration? {
         guard let hangGrace else { return .seconds(2) }
-        return parseDuration(hangGrace).flatMap { $0 >= Scenario.shortestHangGrace && $0 <= .seconds(3600) ? $0 : nil }
+        return parseDuration(hangGrace).flatMap { $0 >= Scenario.shortestHangGrace && $0 <= Scenario.longestHangGrace ? $0 : nil }
     }
 
     func validate() throws {

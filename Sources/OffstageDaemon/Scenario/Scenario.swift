@@ -44,6 +44,9 @@ public struct Scenario: Sendable {
     /// The shortest hang grace accepted: with none, a healthy app's answer
     /// can come after the clock has run on past its watchdog.
     public static let shortestHangGrace = Duration.milliseconds(10)
+    /// The longest: a run (or daemon) held up longer by one hung callback is
+    /// more likely a mistyped unit than a wish.
+    public static let longestHangGrace = Duration.seconds(3600)
 }
 
 /// A scenario file that does not parse: file, line, and what was expected.
@@ -280,6 +283,9 @@ extension Scenario {
         let hangGrace = try top["hangGrace"].map { try duration($0, "hangGrace") } ?? .seconds(2)
         if hangGrace < Scenario.shortestHangGrace, let node = top["hangGrace"] {
             throw error(node, "hangGrace must be at least 10ms: a healthy app needs some real time to answer")
+        }
+        if hangGrace > Scenario.longestHangGrace, let node = top["hangGrace"] {
+            throw error(node, "hangGrace must be at most an hour, as the daemon's --hang-grace (not \(formatSeconds(hangGrace.seconds)) s)")
         }
 
         var expectations: [Expectation] = []
