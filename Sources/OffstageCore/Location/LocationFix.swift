@@ -47,7 +47,9 @@ public struct LocationFix: Sendable, Hashable, Codable {
     public var implausibility: String? {
         func check(_ name: String, _ value: Double?, _ range: ClosedRange<Double>) -> String? {
             guard let value, !(value.isFinite && range.contains(value)) else { return nil }
-            return "\(name) out of range (\(value); \(range.lowerBound) to \(range.upperBound))"
+            // As written: -30000, not -30000.0.
+            func plain(_ x: Double) -> String { x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : "\(x)" }
+            return "\(name) out of range (\(plain(value)); \(plain(range.lowerBound)) to \(plain(range.upperBound)))"
         }
         if !Self.timeRange.contains(time) {
             return "time out of range (\(time) s from 1970; a fix's year is 0000 to 9999)"

@@ -529,7 +529,7 @@ import OffstageCore
         let south = try offstage("gps", "fix", "-91", "-0.5")
         #expect(south.status == 64 && south.stderr == "offstage: error: -91, -0.5 is not a valid coordinate (latitude -90 to 90, longitude -180 to 180) (see offstage gps fix --help)\n")
         let below = try offstage("gps", "fix", "-33.86", "151.2", "--altitude", "-30000")
-        #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000.0; -20000.0 to 1000000.0) (see offstage gps fix --help)\n")
+        #expect(below.status == 64 && below.stderr == "offstage: error: altitude out of range (-30000; -20000 to 1000000) (see offstage gps fix --help)\n")
         // Decimal numbers only, as in fixtures: 0x10 was 16.
         let hex = try offstage("gps", "fix", "0x10", "2")
         #expect(hex.status == 64 && hex.stderr == "offstage: error: gps fix takes a latitude and a longitude in decimal degrees, not 0x10 2 (see offstage gps fix --help)\n")

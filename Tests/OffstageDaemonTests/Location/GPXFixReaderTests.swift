@@ -543,8 +543,8 @@ extension GPSDJSONFixReaderTests {
         #expect(fixes.count == 1 && fixes.first?.altitude == 35)
         #expect(summary.issues.map(\.line) == [1, 2, 3])
         #expect(summary.issues.map(\.message) == [
-            "altitude out of range (1e+300; -20000.0 to 1000000.0)", "speed out of range (-1.0; 0.0 to 100000.0)",
-            "course out of range (720.0; 0.0 to 360.0)",
+            "altitude out of range (1e+300; -20000 to 1000000)", "speed out of range (-1; 0 to 100000)",
+            "course out of range (720; 0 to 360)",
         ])
         let output = dir.appendingPathComponent("odd.nmea").path
         #expect(try LocationFixtureConverter.convert(input: input, output: output).fixes == 1)
