@@ -127,8 +127,14 @@ struct RunCommand: AsyncParsableCommand {
             runner.onReady = { printLine(header) }
             runner.onStep = { step in
                 let index = counter.next()
-                FileHandle.standardError.write(
-                    Data("  [\(index)/\(total)] \(formatSeconds(step.at.seconds)) s: \(step.action.joined(separator: " "))\n".utf8))
+                // A step is shown at the time it is issued; an advance's `at` is where it ends.
+                var issued = step.at
+                var action = step.action.joined(separator: " ")
+                if step.action.first == "advance", step.action.count == 2, let amount = parseDuration(step.action[1]) {
+                    issued -= amount
+                    action += " (to \(formatSeconds(step.at.seconds)) s)"
+                }
+                FileHandle.standardError.write(Data("  [\(index)/\(total)] \(formatSeconds(issued.seconds)) s: \(action)\n".utf8))
             }
         }
         // Interrupted (Ctrl-C, SIGTERM, SIGHUP), the run stops its daemon, which

@@ -719,6 +719,22 @@ struct CLITests {
     /// Scenarios may run to 36,500 days: times of 7 digits and more shifted
     /// the app column of their lines (`    26      StateLab` above
     /// `8640000      StateLab`), in `run` and in `events`.
+    /// Each progress line shows the time its step is issued at; an
+    /// `advance` also says where it ends (it was shown at its end, 5 s).
+    @Test func runProgressShowsEachStepAtItsIssueTime() throws {
+        let file = try temporaryDirectory() + "/advance.yaml"
+        try """
+            apps: []
+            steps:
+              - at: 4s
+                do: advance 1s
+              - do: home
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let run = try offstage(["run", file])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "  [1/2] 4 s: advance 1s (to 5 s)\n  [2/2] 5 s: home\nPASS advance.yaml: no expectations to check\n")
+    }
+
     @Test func theTimeColumnStaysAlignedPastSixDigits() async throws {
         let file = try temporaryDirectory() + "/long.yaml"
         try """
