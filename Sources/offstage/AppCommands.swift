@@ -83,26 +83,26 @@ protocol SimpleCommand: ParsableCommand {
 
 extension SimpleCommand {
     func run() throws {
-        let running = try runningApps()
-        try printStatus(after: client.send(request), runningBefore: running)
+        printStatus(after: try send())
     }
 
-    /// The bundle IDs of the apps that are running now.
-    func runningApps() throws -> Set<String> {
-        let status = try client.send(["command": "status"])
-        return Set(
-            (status["apps"]?.arrayValue ?? []).filter { $0["state"]?.stringValue != "notRunning" }
-                .compactMap { $0["bundleID"]?.stringValue })
+    /// Sends the request, asking for the state it leaves in its reply.
+    func send() throws -> JSONValue {
+        guard case .object(var object) = request else { return try client.send(request) }
+        object["withStatus"] = true
+        return try client.send(.object(object))
     }
 
     /// Prints the foreground app and every running app's state, and those
-    /// in `runningBefore` that are no longer running (killed, crashed or
-    /// exited meanwhile) as `notRunning`.
-    func printStatus(after result: JSONValue, runningBefore: Set<String>) throws {
-        let status = try client.send(["command": "status"])
+    /// the command stopped (killed, crashed or exited meanwhile) as
+    /// `notRunning`: the state the command left, as its reply says (a
+    /// `status` asked for afterwards could show a later command's doing).
+    func printStatus(after result: JSONValue) {
+        let status = result["status"] ?? .null
+        let stopped = Set((result["stopped"]?.arrayValue ?? []).compactMap(\.stringValue))
         let foreground = foregroundName(status)
         let apps = (status["apps"]?.arrayValue ?? []).filter { app in
-            app["state"]?.stringValue != "notRunning" || runningBefore.contains(app["bundleID"]?.stringValue ?? "")
+            app["state"]?.stringValue != "notRunning" || stopped.contains(app["bundleID"]?.stringValue ?? "")
         }
         .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
         print("foreground: \(foreground)" + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))

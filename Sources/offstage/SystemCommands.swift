@@ -65,8 +65,7 @@ struct MemoryCommand: SimpleCommand {
     }
 
     func run() throws {
-        let running = try runningApps()
-        let result = try client.send(request)
+        let result = try send()
         // Queued behind an app that has not answered, it has done nothing yet (the warning says so).
         if let pressure = result["memoryPressure"], pressure != .null {
             let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
@@ -75,7 +74,7 @@ struct MemoryCommand: SimpleCommand {
             let why = (pressure["target"]?.intValue).map { $0 <= 0 } == true ? "nothing to free" : "none suspended"
             print(killed.isEmpty ? "killed no app (\(why))" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
         }
-        try printStatus(after: result, runningBefore: running)
+        printStatus(after: result)
     }
 }
 

@@ -183,6 +183,34 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// A command's status (what the CLI prints) is the state it left, not a
+    /// later command's: `home` waits for BlockingApp's watchdog while a
+    /// `launch` is issued, and replies with the home screen in front and
+    /// BlockingApp stopped. The CLI asked `status` after the reply, by
+    /// which time the queued launch had run ("foreground: StateLab").
+    @Test func aCommandsStatusIsTheStateItLeftNotALaterCommands() async throws {
+        var policy = LifecyclePolicy.default
+        policy.didEnterBackgroundLimit = .milliseconds(300)
+        let test = try await TestDaemon.start(policy: policy)
+        defer { Task { await test.stop() } }
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        let callbacks = try await test.callbacks(blocking).count
+        async let home = test.ok(["command": "home", "withStatus": true])
+        // Issued once BlockingApp hangs in applicationDidEnterBackground:.
+        _ = try await test.awaitEvents(kind: .callback, count: callbacks + 1)
+        let launch = try await test.ok(["command": "launch", "app": .string(stateLab), "withStatus": true])
+        let homeResult = try await home
+        #expect(homeResult["status"]?["foreground"] == .null)
+        #expect(homeResult["stopped"] == [.string(blocking)])
+        #expect(launch["status"]?["foreground"] == .string(stateLab))
+        #expect(launch["stopped"] == [])
+        // Without withStatus a reply is as it was.
+        #expect(try await test.ok(["command": "home"])["status"] == nil)
+    }
+
     @Test func aHungAppsGraceIsGivenOncePerWaitInVirtualTime() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

@@ -49,6 +49,9 @@ extension Engine {
             let engine = bound.value
             let before = engine.log.lastSeq
             let waitBefore = engine.board.currentWait?.watchdog
+            // The CLI prints the state the command left (and who it stopped) from its own reply: a
+            // `status` asked for afterwards could come after a later client's command had run.
+            let runningBefore = request["withStatus"]?.boolValue == true ? engine.runningApps() : nil
             let outcome: EventLoopFuture<ControlReply>
             engine.submittedInput = nil
             do {
@@ -63,7 +66,9 @@ extension Engine {
             let submitted = engine.submittedInput
             return outcome.flatMap { reply in
                 bound.value.whenSettled().map {
-                    bound.value.annotate(reply, request: request, since: before, submitted: submitted, waitBefore: waitBefore)
+                    let engine = bound.value
+                    let annotated = engine.annotate(reply, request: request, since: before, submitted: submitted, waitBefore: waitBefore)
+                    return runningBefore.map { engine.addingStatus(to: annotated, runningBefore: $0) } ?? annotated
                 }
             }
         }
@@ -126,6 +131,27 @@ extension Engine {
         } else if let (app, callback) = unanswered {
             members["pending"] = .string("\(app) has not answered \(callback) (past the hang grace, the clock runs on without it)")
         }
+        return .ok(.object(members))
+    }
+
+    /// The bundle ids of the apps that are not `notRunning`.
+    func runningApps() -> Set<String> {
+        Set(board.installedApps.map(\.bundleID).filter { (board.state(of: $0) ?? .notRunning) != .notRunning })
+    }
+
+    /// A successful reply with the state its command left: `status` (as
+    /// the `status` command gives it) and `stopped`, the apps running
+    /// before the command that no longer are.
+    func addingStatus(to reply: ControlReply, runningBefore: Set<String>) -> ControlReply {
+        guard case .ok(let result) = reply else { return reply }
+        var members: [String: JSONValue]
+        switch result {
+        case .object(let object): members = object
+        case .null: members = [:]
+        default: return reply
+        }
+        members["status"] = status()
+        members["stopped"] = .array(runningBefore.subtracting(runningApps()).sorted().map { .string($0) })
         return .ok(.object(members))
     }
 
