@@ -61,7 +61,7 @@ struct EventsCommand: ParsableCommand {
         // the log read back at its start), events were skipped without a word.
         if app == nil, after > 0, let first = events.first?["seq"]?.intValue, first > after + 1 {
             printError(
-                "offstage: warning: events \(after + 1) to \(first - 1) are no longer in the daemon's memory; the data directory's events.jsonl has them")
+                "offstage: warning: events \(after + 1) to \(first - 1) are no longer in the daemon's memory; the data directory's events.jsonl has them (unless it was moved or removed since)")
         }
         // Apps are named by the last part of their id, in full where two share it.
         // (JSON lines carry whole ids: no need to ask.)
