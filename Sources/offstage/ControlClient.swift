@@ -97,8 +97,8 @@ struct ClientOptions: ParsableArguments {
             return reply
         } catch let error as SystemCallError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             fail(
-                "no reply from the daemon on \(socket) within \(timeoutText) (is it stopped or hung?); "
-                    + "--timeout waits longer, 0 for good")
+                "no reply from the daemon on \(socket) within \(timeoutText): it may be stopped or hung, or waiting for an app "
+                    + "that has not answered (the command is then dropped, unless it had begun); --timeout waits longer, 0 for good")
         } catch let error as SystemCallError where error.isHangUp {
             // A daemon stopping resets connections with unread data; it was
             // a raw "Error: read: Connection reset by peer".

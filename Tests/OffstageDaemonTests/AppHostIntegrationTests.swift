@@ -211,6 +211,34 @@ struct AppHostIntegrationTests {
         #expect(try await test.ok(["command": "home"])["status"] == nil)
     }
 
+    /// A command whose client leaves (Ctrl-C, `--timeout`) while it waits
+    /// for its turn behind a hung app is dropped: the CLI had said there was
+    /// no reply, and the launch still happened once the watchdog fired.
+    @Test func aCommandWhoseClientLeftBeforeItsTurnIsDropped() async throws {
+        var policy = LifecyclePolicy.default
+        policy.didEnterBackgroundLimit = .milliseconds(500)
+        let test = try await TestDaemon.start(policy: policy)
+        defer { Task { await test.stop() } }
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        let callbacks = try await test.callbacks(blocking).count
+        async let home = test.ok(["command": "home"])
+        _ = try await test.awaitEvents(kind: .callback, count: callbacks + 1)
+        // Sent while home waits for the watchdog, and given up on.
+        do {
+            let client = try LineSocket(connectingTo: test.directory + "/control.sock")
+            try client.send(["command": "launch", "app": .string(stateLab)])
+        }  // closed here
+        _ = try await home
+        // Home's reply came after the watchdog; a command after it runs, so the dropped one's turn has passed.
+        try await test.ok(["command": "lock"])
+        let all = try await test.events()
+        #expect(all.filter { $0.app == stateLab }.map(\.name) == ["installed"])
+        #expect(try await test.pid(stateLab) == nil)
+    }
+
     @Test func aHungAppsGraceIsGivenOncePerWaitInVirtualTime() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

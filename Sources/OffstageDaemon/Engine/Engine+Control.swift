@@ -26,7 +26,11 @@ extension Engine {
     /// the command, waits for its callbacks to settle, then replies. Errors
     /// the command caused (a crash, a watchdog kill) come back in `errors`.
     /// On the engine's loop (``EngineHandle/flatSubmit(_:)`` gets there).
-    public func control(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+    /// - Parameter stillWanted: asked when the command's turn comes (after
+    ///   the commands before it): false (its client has gone, given up
+    ///   waiting or interrupted) drops it, done nothing, with
+    ///   ``droppedMessage``.
+    public func control(_ request: JSONValue, stillWanted: (@Sendable () -> Bool)? = nil) -> EventLoopFuture<ControlReply> {
         eventLoop.preconditionInEventLoop()
         let readOnly = ["status", "apps", "events"].contains(request["command"]?.stringValue ?? "")
             || (request["command"]?.stringValue == "clock" && request["action"]?.stringValue != "advance")
@@ -38,10 +42,15 @@ extension Engine {
         let done = eventLoop.makePromise(of: Void.self)
         controlChain = done.futureResult
         let bound = handle.engine
-        let reply = previous.flatMap { bound.value.runControl(request) }
+        let reply = previous.flatMap {
+            stillWanted?() == false ? bound.value.eventLoop.makeSucceededFuture(.failure(Self.droppedMessage)) : bound.value.runControl(request)
+        }
         reply.whenComplete { _ in done.succeed() }
         return reply
     }
+
+    /// A dropped command's reply (no one reads it).
+    static let droppedMessage = "dropped: its client left before its turn"
 
     private func runControl(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
         let bound = handle.engine

@@ -55,7 +55,8 @@ final class ControlHandler: ChannelInboundHandler {
             }
             return
         }
-        engine.control(request).whenComplete { result in
+        // A command still waiting for its turn when its client leaves (Ctrl-C, --timeout) is dropped.
+        engine.control(request, stillWanted: { channel.isActive }).whenComplete { result in
             let reply: ControlReply
             switch result {
             case .success(let value): reply = value
