@@ -312,6 +312,44 @@ struct ScenarioTests {
         }
     }
 
+    /// A `launch` of a running app that dies on its way back to the front
+    /// (in `applicationWillEnterForeground:`) fails, queued behind a hung
+    /// app as at once. Queued, it was judged by the app's first spawn,
+    /// whose launch was done long before, and passed.
+    @Test(arguments: [false, true])
+    func aLaunchThatResumesARunningAppIsJudgedByTheResume(behindAHungApp: Bool) async throws {
+        let directory = try temporaryDirectory()
+        let app = try scriptApp(
+            "com.example.CrashesComingBack", in: directory,
+            script: pythonAckingApp(beforeAck: #"if message["name"] == "applicationWillEnterForeground:": os._exit(3)"#))
+        let blocking = "com.offstage.tests.BlockingApp"
+        let yaml = """
+            apps: [\(app), \(Paths.sample("misbehaving/BlockingApp"))]
+            hangGrace: 300ms
+            steps:
+              - do: launch com.example.CrashesComingBack
+              - do: launch \(behindAHungApp ? blocking : stateLab)
+              - at: 1s
+                do: home
+              - do: launch com.example.CrashesComingBack
+                expectFailure: true
+            end: 10s
+
+            """.replacingOccurrences(of: "\(Paths.sample("misbehaving/BlockingApp"))]", with: behindAHungApp
+                ? "\(Paths.sample("misbehaving/BlockingApp"))]" : "\(Paths.sample("StateLab"))]")
+        let outcome = try await runQueued(yaml)
+        #expect(outcome.failures == [])
+        let crash = try #require(outcome.timeline.first { $0.name == "crashed" })
+        #expect(crash.detail["callback"] == "applicationWillEnterForeground:")
+        // Queued, it ran after the hung app's watchdog (5 s after 1 s).
+        #expect(formatSeconds(crash.time) == (behindAHungApp ? "6" : "1"))
+        let failing = try await runQueued(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""))
+        #expect(failing.failures == [
+            "q.yaml:8: launch com.example.CrashesComingBack failed: com.example.CrashesComingBack did not launch: it exited with status 3"
+                + (behindAHungApp ? "" : "; its log: \(failing.dataDirectory ?? "?")/logs/com.example.CrashesComingBack.log")
+        ])
+    }
+
     /// An app that exits (status 3) in `application:didFinishLaunchingWithOptions:`
     /// of its `launch`th launch only (a file counts its launches).
     func appCrashingInLaunch(_ launch: Int, _ bundleID: String) throws -> String {

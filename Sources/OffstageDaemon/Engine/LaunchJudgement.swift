@@ -21,7 +21,7 @@ enum LaunchJudgement {
     /// The launch is the step's own: its `launch` (or `launchInBackground`)
     /// system event, the app's first after `since`, and the spawn that
     /// comes next in the app's events if it spawned one; else (the app was
-    /// running) the spawn under way before it.
+    /// running) what it did to the app (``resumeFailure(of:launchedAt:in:stillIn:)``).
     /// - Returns: the failure, and the seq of the step's system event
     ///   (nil: none came), after which a later launch step's is sought.
     static func judge(
@@ -32,25 +32,45 @@ enum LaunchJudgement {
         let entry = own.firstIndex { $0.seq > since && $0.kind == .system && $0.name == entryName }
         let start: Int?
         if let entry {
+            let spawned = own.index(after: entry) < own.endIndex && isSpawn(own[entry + 1])
+            // The app was running: the launch brought it to the front (the
+            // launch callbacks of its spawn were done long before).
+            if !spawned, !background { return (resumeFailure(of: app, launchedAt: entry, in: own, stillIn: stillIn), own[entry].seq) }
             // Its own spawn follows it at once; a later one is another step's (it was judged by one).
-            start = own.index(after: entry) < own.endIndex && isSpawn(own[entry + 1]) ? entry + 1 : own[..<entry].lastIndex(where: isSpawn)
+            start = spawned ? entry + 1 : own[..<entry].lastIndex(where: isSpawn)
         } else {
             start = own.firstIndex { $0.seq > since && isSpawn($0) } ?? own.lastIndex(where: isSpawn)
         }
         let launch = entry.map { own[$0].seq }
         guard let start else { return (nil, launch) }
-        return (failure(of: app, spawnedAt: start, in: own, callbacks: callbacks(background: background), stillIn: stillIn), launch)
+        return (failure(of: app, after: start, in: own, callbacks: callbacks(background: background), stillIn: stillIn), launch)
+    }
+
+    /// A launch of a running app, judged as the same launch that ran at
+    /// once is (by the state it left): it fails when the app died before
+    /// its resume callbacks (`applicationWillEnterForeground:` when it was
+    /// in the background, `applicationDidBecomeActive:`) were done. One
+    /// already active did nothing.
+    private static func resumeFailure(of app: String, launchedAt entry: Int, in own: [Event], stillIn: String?) -> String? {
+        if own[..<entry].last(where: { $0.kind == .state })?.name == AppState.active.rawValue { return nil }
+        let callbacks = [CallbackName.willEnterForeground.rawValue, CallbackName.didBecomeActive.rawValue]
+        return failure(of: app, after: entry, in: own, callbacks: callbacks, optionalFirst: true, stillIn: stillIn)
     }
 
     private static func isSpawn(_ event: Event) -> Bool { event.kind == .system && event.name == "spawn" }
 
-    /// The launch that began with the spawn `own[start]` (`own`: the app's events).
-    private static func failure(of app: String, spawnedAt start: Int, in own: [Event], callbacks: [String], stillIn: String?) -> String? {
+    /// The launch whose events follow `own[start]` (its spawn, or for a
+    /// resume its `launch` event; `own`: the app's events), which delivers
+    /// `callbacks` in order (the first may be left out: `optionalFirst`).
+    private static func failure(
+        of app: String, after start: Int, in own: [Event], callbacks: [String], optionalFirst: Bool = false, stillIn: String?
+    ) -> String? {
         let deaths: Set<String> = ["crashed", "exited", "watchdogTimeout", "launchTimeout", "launchFailed"]
         var delivered = 0
         for event in own[(start + 1)...] {
             if isSpawn(event) { return nil }
             if event.kind == .callback {
+                if optionalFirst, delivered == 0, callbacks.count > 1, event.name == callbacks[1] { delivered = 1 }
                 // Another callback: the launch was done.
                 guard delivered < callbacks.count, event.name == callbacks[delivered] else { return nil }
                 delivered += 1
