@@ -100,12 +100,14 @@ extension SimpleCommand {
     func printStatus(after result: JSONValue) {
         let status = result["status"] ?? .null
         let stopped = Set((result["stopped"]?.arrayValue ?? []).compactMap(\.stringValue))
-        let foreground = foregroundName(status)
-        let apps = (status["apps"]?.arrayValue ?? []).filter { app in
-            app["state"]?.stringValue != "notRunning" || stopped.contains(app["bundleID"]?.stringValue ?? "")
+        let apps = (status["apps"]?.arrayValue ?? []).compactMap { app -> String? in
+            let id = app["bundleID"]?.stringValue ?? "?"
+            let state = app["state"]?.stringValue ?? "?"
+            // Named in front while its spawn waits (behind an app that has not answered).
+            if state == "notRunning", app["launching"]?.boolValue == true { return "\(id)=launching" }
+            return state != "notRunning" || stopped.contains(id) ? "\(id)=\(state)" : nil
         }
-        .map { "\($0["bundleID"]?.stringValue ?? "?")=\($0["state"]?.stringValue ?? "?")" }
-        print("foreground: \(foreground)" + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))
+        print(foregroundLine(status) + (apps.isEmpty ? "" : "; " + apps.joined(separator: " ")))
     }
 }
 
@@ -134,6 +136,16 @@ struct UnlockCommand: SimpleCommand {
     static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unlock the device.")
     @OptionGroup var client: ClientOptions
     var request: JSONValue { ["command": "unlock"] }
+}
+
+/// `foreground: NAME`, and what covers it (`locked`, `switcher shown`,
+/// `alert shown`), from a status.
+func foregroundLine(_ status: JSONValue) -> String {
+    var overlays: [String] = []
+    if status["locked"]?.boolValue == true { overlays.append("locked") }
+    if status["switcher"]?.boolValue == true { overlays.append("switcher shown") }
+    if status["alert"]?.boolValue == true { overlays.append("alert shown") }
+    return "foreground: \(foregroundName(status))" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))")
 }
 
 /// Who is in the foreground, from a status: one of our apps, another app

@@ -14,11 +14,7 @@ struct StatusCommand: ParsableCommand {
         if json { return printJSON(status) }
         let clock = status["clock"]
         print("clock: \(clock?["mode"]?.stringValue ?? "?") \(formatSeconds(clock?["time"]?.doubleValue ?? 0)) s, profile \(status["profile"]?.stringValue ?? "?")")
-        var overlays: [String] = []
-        if status["locked"]?.boolValue == true { overlays.append("locked") }
-        if status["switcher"]?.boolValue == true { overlays.append("switcher shown") }
-        if status["alert"]?.boolValue == true { overlays.append("alert shown") }
-        print("foreground: \(foregroundName(status))" + (overlays.isEmpty ? "" : " (\(overlays.joined(separator: ", ")))"))
+        print(foregroundLine(status))
         for app in status["apps"]?.arrayValue ?? [] {
             var line = "  \(app["bundleID"]?.stringValue ?? "?")  \(app["state"]?.stringValue ?? "?")"
             if app["launching"]?.boolValue == true { line += " (launching)" }

@@ -158,9 +158,14 @@ struct CLITests {
         result = try offstage(["memory", "pressure"] + socket)
         #expect(result.stdout == "killed no app (none suspended)\nforeground: \(stateLab); \(stateLab)=active\n")
         // An app the command ended is named as not running, not left out.
+        // What covers the foreground is said, as status says it (a lock's line was the line before it).
         result = try offstage(["switcher", "kill", stateLab] + socket)
-        #expect(result.stdout == "foreground: home screen; \(stateLab)=notRunning\n")
+        #expect(result.stdout == "foreground: home screen (switcher shown); \(stateLab)=notRunning\n")
         result = try offstage(["home"] + socket)
+        #expect(result.stdout == "foreground: home screen\n")
+        result = try offstage(["lock"] + socket)
+        #expect(result.stdout == "foreground: home screen (locked)\n")
+        result = try offstage(["unlock"] + socket)
         #expect(result.stdout == "foreground: home screen\n")
         result = try offstage(["launch", stateLab] + socket)
         #expect(result.stdout == "foreground: \(stateLab); \(stateLab)=active\n")
@@ -719,6 +724,22 @@ struct CLITests {
     /// Scenarios may run to 36,500 days: times of 7 digits and more shifted
     /// the app column of their lines (`    26      StateLab` above
     /// `8640000      StateLab`), in `run` and in `events`.
+    /// A launch still waiting behind an app that has not answered names the
+    /// app launching: its line named it in front and left it out of the list.
+    @Test func aLaunchWaitingBehindAnUnansweredAppIsShownLaunching() async throws {
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .milliseconds(100))
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        let slow = "com.offstage.tests.SlowResignApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/SlowResignApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(slow)])
+        // SlowResignApp takes 0.5 s to answer applicationWillResignActive:, past the 100 ms grace.
+        let result = try offstage(["launch", stateLab] + socket)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "foreground: \(stateLab); \(slow)=active \(stateLab)=launching\n")
+    }
+
     /// Each progress line shows the time its step is issued at; an
     /// `advance` also says where it ends (it was shown at its end, 5 s).
     @Test func runProgressShowsEachStepAtItsIssueTime() throws {

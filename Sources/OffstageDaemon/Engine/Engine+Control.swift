@@ -401,11 +401,12 @@ extension Engine {
             "state": .string((board.state(of: id) ?? .notRunning).rawValue),
             "container": .string(host.containerPath(for: id)), "log": .string(host.logPath(for: id)),
         ]
+        // Spawned, not yet said hello (still notRunning, as on iOS, but with a
+        // process: one killed and not yet reaped has none), or its launch queued
+        // or its spawn waiting behind an app that has not answered.
+        if board.state(of: id) == .notRunning, board.hasProcess(id) || board.isLaunchPending(id) { object["launching"] = true }
         if let process = processes[id] {
             object["pid"] = JSONValue(Int(process.pid))
-            // Spawned, not yet said hello: still notRunning, as on iOS, but
-            // with a process (one killed and not yet reaped has none).
-            if board.hasProcess(id), board.state(of: id) == .notRunning { object["launching"] = true }
             object["residentBytes"] = process.livePID.flatMap(AppProcessHost.residentBytes(of:)).map { JSONValue($0) } ?? .null
         }
         let tasks = board.openTasks(of: id)
