@@ -21,6 +21,9 @@ struct InstallCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
+        // An empty path was the working directory ("…/Info.plist: no Info.plist here").
+        if path.isEmpty { throw ValidationError("the app directory or plist is an empty path") }
+        if executable?.isEmpty == true { throw ValidationError("--executable needs a path, not an empty one") }
         try requireUTF8(path, "app-dir|plist")
         if let executable { try requireUTF8(executable, "--executable") }
     }

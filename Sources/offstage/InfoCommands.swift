@@ -42,6 +42,7 @@ struct EventsCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
 
     func validate() throws {
+        if app?.isEmpty == true { throw ValidationError("--app needs a bundle id, not an empty one") }
         if after < 0 || after > EventLog.largestSeq { throw ValidationError("--after takes a seq from 0 to 2^53 (got \(after))") }
         if seq, json { throw ValidationError("--seq numbers text lines; --json lines have their seq already") }
     }

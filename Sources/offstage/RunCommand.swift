@@ -22,6 +22,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
 
     func validate() throws {
+        if scenario.isEmpty { throw ValidationError("the scenario file is an empty path (- reads standard input)") }
+        if record?.isEmpty == true { throw ValidationError("--record needs a file, not an empty path") }
+        if check?.isEmpty == true { throw ValidationError("--check needs a file, not an empty path") }
         try requireUTF8(scenario, "scenario.yaml")
         if let record { try requireUTF8(record, "--record") }
         if let check { try requireUTF8(check, "--check") }

@@ -42,6 +42,13 @@ struct CLITests {
             (["daemon", "--data", "", "--socket", directory + "/control.sock"], "--data needs a directory, not an empty path"),
             (["daemon", "--data", directory + "/data", "--socket", ""], "--socket needs a path, not an empty one"),
             (["status", "--socket", ""], "--socket needs a path, not an empty one"),
+            // The daemon refused them (exit 1), or took the working directory for them.
+            (["install", ""], "the app directory or plist is an empty path"),
+            (["install", "App", "--executable", ""], "--executable needs a path, not an empty one"),
+            (["run", ""], "the scenario file is an empty path (- reads standard input)"),
+            (["run", "s.yaml", "--record", ""], "--record needs a file, not an empty path"),
+            (["run", "s.yaml", "--check", ""], "--check needs a file, not an empty path"),
+            (["events", "--app", ""], "--app needs a bundle id, not an empty one"),
         ] {
             // Run in `directory`: an empty --data was the working directory.
             let result = try runOffstage(arguments, in: directory)
