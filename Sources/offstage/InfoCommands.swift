@@ -15,6 +15,10 @@ struct StatusCommand: ParsableCommand {
         let clock = status["clock"]
         print("clock: \(clock?["mode"]?.stringValue ?? "?") \(formatSeconds(clock?["time"]?.doubleValue ?? 0)) s, profile \(status["profile"]?.stringValue ?? "?")")
         print(foregroundLine(status))
+        if let waiting = status["waitingFor"], let app = waiting["app"]?.stringValue {
+            // Why commands wait or queue: only `events` told.
+            print("waiting for: \(app)" + (waiting["callback"]?.stringValue.map { " to answer \($0)" } ?? " to say hello"))
+        }
         for app in status["apps"]?.arrayValue ?? [] {
             var line = "  \(app["bundleID"]?.stringValue ?? "?")  \(app["state"]?.stringValue ?? "?")"
             if app["launching"]?.boolValue == true { line += " (launching)" }

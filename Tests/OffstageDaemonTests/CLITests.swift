@@ -747,6 +747,23 @@ struct CLITests {
         #expect(result.stdout == "foreground: \(stateLab); \(slow)=active \(stateLab)=launching\n")
     }
 
+    /// Status says what the system waits for, which is why commands wait or
+    /// queue: during a hang it looked like a settled system.
+    @Test func statusSaysWhatTheSystemWaitsFor() async throws {
+        let test = try await TestDaemon.start(clock: .virtual, hangGrace: .milliseconds(100))
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        #expect(try await test.ok(["command": "status"])["waitingFor"] == .null)
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        try await test.ok(["command": "home"])  // past the grace, BlockingApp still in applicationDidEnterBackground:
+        let status = try offstage(["status"] + socket)
+        #expect(status.stdout.contains("\nwaiting for: \(blocking) to answer applicationDidEnterBackground:\n"), "\(status.stdout)")
+        let json = try JSONValue(parsing: try offstage(["status", "--json"] + socket).stdout)
+        #expect(json["waitingFor"] == ["app": .string(blocking), "callback": "applicationDidEnterBackground:"])
+    }
+
     /// Each progress line shows the time its step is issued at; an
     /// `advance` also says where it ends (it was shown at its end, 5 s).
     @Test func runProgressShowsEachStepAtItsIssueTime() throws {

@@ -430,6 +430,10 @@ extension Engine {
             "switcher": .bool(overlays.switcher), "alert": .bool(overlays.alert), "locked": .bool(overlays.locked),
             "apps": .array(board.installedApps.map { appJSON($0.bundleID) }),
             "lastEvent": JSONValue(log.lastSeq),
+            // What the system waits for (commands wait, or queue, behind it): an app's answer to a callback, or its hello.
+            "waitingFor": board.currentWait.map { wait in
+                ["app": .string(wait.app), "callback": wait.callback.map { .string($0) } ?? .null]
+            } ?? .null,
         ]
     }
 
