@@ -44,6 +44,19 @@ public struct Scenario: Sendable {
     /// The shortest hang grace accepted: with none, a healthy app's answer
     /// can come after the clock has run on past its watchdog.
     public static let shortestHangGrace = Duration.milliseconds(10)
+    /// The keys a background service's launch sets (`launch-background ID KEY`).
+    static let serviceLaunchOptionKeys = [
+        LaunchOptionKey.location, LaunchOptionKey.remoteNotification, LaunchOptionKey.newsstandDownloads,
+        "UIApplicationLaunchOptionsBluetoothCentralsKey", "UIApplicationLaunchOptionsBluetoothPeripheralsKey",
+    ]
+    /// Every `UIApplicationLaunchOptions…Key` UIKit defines.
+    static let launchOptionKeys = Set(serviceLaunchOptionKeys + [
+        "UIApplicationLaunchOptionsURLKey", "UIApplicationLaunchOptionsSourceApplicationKey",
+        "UIApplicationLaunchOptionsAnnotationKey", "UIApplicationLaunchOptionsLocalNotificationKey",
+        "UIApplicationLaunchOptionsShortcutItemKey", "UIApplicationLaunchOptionsUserActivityDictionaryKey",
+        "UIApplicationLaunchOptionsUserActivityTypeKey", "UIApplicationLaunchOptionsCloudKitShareMetadataKey",
+        "UIApplicationLaunchOptionsEventAttributionKey",
+    ])
     /// The longest: a run (or daemon) held up longer by one hung callback is
     /// more likely a mistyped unit than a wish.
     public static let longestHangGrace = Duration.seconds(3600)
@@ -233,6 +246,10 @@ extension Scenario {
                     let count = arity.lowerBound == arity.upperBound ? "\(arity.lowerBound)" : "\(arity.lowerBound) to \(arity.upperBound)"
                     throw error(
                         doNode, "\"\(verb)\" takes \(count) \(arity.upperBound == 1 ? "argument" : "arguments"): \(usage)")
+                }
+                if verb == "launch-background", words.count == 3, !Self.launchOptionKeys.contains(words[2]) {
+                    // Any word was delivered as a key set to true: a typo passed silently.
+                    throw error(doNode, "\(words[2]) is not a launch option key; a service sets \(Self.serviceLaunchOptionKeys.joined(separator: ", "))")
                 }
                 if verb == "switcher", !["show", "hide", "kill"].contains(words[1]) {
                     throw error(doNode, "switcher takes show, hide or kill ID, not \"\(words[1])\"")
