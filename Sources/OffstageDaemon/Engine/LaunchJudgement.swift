@@ -54,23 +54,32 @@ enum LaunchJudgement {
     private static func resumeFailure(of app: String, launchedAt entry: Int, in own: [Event], stillIn: String?) -> String? {
         if own[..<entry].last(where: { $0.kind == .state })?.name == AppState.active.rawValue { return nil }
         let callbacks = [CallbackName.willEnterForeground.rawValue, CallbackName.didBecomeActive.rawValue]
-        return failure(of: app, after: entry, in: own, callbacks: callbacks, optionalFirst: true, stillIn: stillIn)
+        return failure(of: app, after: entry, in: own, callbacks: callbacks, resuming: true, stillIn: stillIn)
     }
 
     private static func isSpawn(_ event: Event) -> Bool { event.kind == .system && event.name == "spawn" }
 
     /// The launch whose events follow `own[start]` (its spawn, or for a
     /// resume its `launch` event; `own`: the app's events), which delivers
-    /// `callbacks` in order (the first may be left out: `optionalFirst`).
-    private static func failure(
-        of app: String, after start: Int, in own: [Event], callbacks: [String], optionalFirst: Bool = false, stillIn: String?
+    /// `callbacks` in order. A resume (`resuming`) may leave out the first
+    /// (an inactive app only becomes active), and delivers what the app
+    /// missed while suspended (notifications, due timers) between them.
+    static func failure(
+        of app: String, after start: Int, in own: [Event], callbacks: [String], resuming: Bool = false, stillIn: String?
     ) -> String? {
         let deaths: Set<String> = ["crashed", "exited", "watchdogTimeout", "launchTimeout", "launchFailed"]
         var delivered = 0
+        var missed: String?
         for event in own[(start + 1)...] {
             if isSpawn(event) { return nil }
             if event.kind == .callback {
-                if optionalFirst, delivered == 0, callbacks.count > 1, event.name == callbacks[1] { delivered = 1 }
+                if resuming, delivered == 0, callbacks.count > 1, event.name == callbacks[1] { delivered = 1 }
+                if resuming, delivered > 0, delivered < callbacks.count, event.name != callbacks[delivered] {
+                    // One it missed while suspended: the resume goes on after it.
+                    missed = event.name
+                    continue
+                }
+                missed = nil
                 // Another callback: the launch was done.
                 guard delivered < callbacks.count, event.name == callbacks[delivered] else { return nil }
                 delivered += 1
@@ -81,7 +90,7 @@ enum LaunchJudgement {
             }
         }
         // No later launch, nor death: still in the last callback delivered?
-        if let stillIn, delivered > 0, stillIn == callbacks[delivered - 1] {
+        if let stillIn, delivered > 0, stillIn == missed ?? callbacks[delivered - 1] {
             return "\(app) did not launch: it was still in \(stillIn) when the run ended (give the run an end past its watchdog)"
         }
         return nil
