@@ -235,7 +235,8 @@ struct AppHostIntegrationTests {
         // Home's reply came after the watchdog; a command after it runs, so the dropped one's turn has passed.
         try await test.ok(["command": "lock"])
         let all = try await test.events()
-        #expect(all.filter { $0.app == stateLab }.map(\.name) == ["installed"])
+        #expect(all.filter { $0.app == stateLab }.map(\.name) == ["installed", "commandDropped"])
+        #expect(all.first { $0.name == "commandDropped" }?.detail["command"] == "launch")
         #expect(try await test.pid(stateLab) == nil)
     }
 

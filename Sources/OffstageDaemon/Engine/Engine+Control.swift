@@ -42,9 +42,7 @@ extension Engine {
         let done = eventLoop.makePromise(of: Void.self)
         controlChain = done.futureResult
         let bound = handle.engine
-        let reply = previous.flatMap {
-            stillWanted?() == false ? bound.value.eventLoop.makeSucceededFuture(.failure(Self.droppedMessage)) : bound.value.runControl(request)
-        }
+        let reply = previous.flatMap { bound.value.runControl(request, stillWanted: stillWanted) }
         reply.whenComplete { _ in done.succeed() }
         return reply
     }
@@ -52,10 +50,22 @@ extension Engine {
     /// A dropped command's reply (no one reads it).
     static let droppedMessage = "dropped: its client left before its turn"
 
-    private func runControl(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+    /// Logs a command dropped before it did anything (``control(_:stillWanted:)``), and gives its reply.
+    private func dropped(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+        record(LogEntry(
+            kind: .system, app: request["app"]?.stringValue, name: "commandDropped",
+            detail: ["command": .string(request["command"]?.stringValue ?? "?"), "reason": "its client left before its turn"]))
+        log.flush()
+        return eventLoop.makeSucceededFuture(.failure(Self.droppedMessage))
+    }
+
+    private func runControl(_ request: JSONValue, stillWanted: (@Sendable () -> Bool)?) -> EventLoopFuture<ControlReply> {
         let bound = handle.engine
+        // Its turn has come; it still waits for the system to settle (a hung app's watchdog) before it acts.
+        if stillWanted?() == false { return dropped(request) }
         return whenSettled().flatMap {
             let engine = bound.value
+            if stillWanted?() == false { return engine.dropped(request) }
             let before = engine.log.lastSeq
             let waitBefore = engine.board.currentWait?.watchdog
             // The CLI prints the state the command left (and who it stopped) from its own reply: a
