@@ -89,11 +89,17 @@ extension SimpleCommand {
         printStatus(after: try send())
     }
 
-    /// Sends the request, asking for the state it leaves in its reply.
+    /// Sends the request, asking for the state it leaves in its reply. A
+    /// daemon older than `withStatus` (still running after an upgrade)
+    /// replies without it: the state is then asked for after the reply.
     func send() throws -> JSONValue {
         guard case .object(var object) = request else { return try client.send(request) }
         object["withStatus"] = true
-        return try client.send(.object(object))
+        let result = try client.send(.object(object))
+        guard result["status"] == nil else { return result }
+        var members = result.objectValue ?? [:]
+        members["status"] = try client.send(["command": "status"])
+        return .object(members)
     }
 
     /// Prints the foreground app and every running app's state, and those

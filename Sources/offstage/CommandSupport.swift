@@ -48,12 +48,12 @@ func requireUTF8(_ value: String, _ what: String) throws {
     }
 }
 
-/// Refuses a bundle id argument that no installed app can have (an empty
-/// one, spaces, a `/`): a usage error (exit 64) rather than the daemon's
-/// "no app with bundle id  is installed" (exit 1).
+/// Refuses an empty bundle id argument: a usage error (exit 64) rather than
+/// the daemon's "no app with bundle id  is installed" (exit 1). Any other
+/// id goes to the daemon: an app installed by an older release may have
+/// one today's install rule refuses, and must still be launched and removed.
 func requireBundleID(_ id: String) throws {
     if id.isEmpty { throw ValidationError("the bundle id is empty") }
-    if let problem = AppBundle.bundleIDProblem(id) { throw ValidationError("'\(id)' is not a bundle id: it \(problem)") }
 }
 
 /// A one-line CLI error (printed as `offstage: error: ...`, exit 1).
