@@ -183,28 +183,36 @@ struct AppHostIntegrationTests {
         await test.stop()
     }
 
+    /// A real-clock daemon with BlockingApp and StateLab installed, BlockingApp
+    /// launched, and `home` (sent as `request`) waiting for BlockingApp's
+    /// 500 ms watchdog in `applicationDidEnterBackground:`, where it hangs.
+    func homeBehindBlockingApp(_ request: JSONValue) async throws -> (TestDaemon, Task<JSONValue, any Error>) {
+        var policy = LifecyclePolicy.default
+        policy.didEnterBackgroundLimit = .milliseconds(500)
+        let test = try await TestDaemon.start(policy: policy)
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(blocking)])
+        let callbacks = try await test.callbacks(blocking).count
+        let home = Task { try await test.ok(request) }
+        // Back once BlockingApp hangs in applicationDidEnterBackground:.
+        _ = try await test.awaitEvents(kind: .callback, count: callbacks + 1)
+        return (test, home)
+    }
+
     /// A command's status (what the CLI prints) is the state it left, not a
     /// later command's: `home` waits for BlockingApp's watchdog while a
     /// `launch` is issued, and replies with the home screen in front and
     /// BlockingApp stopped. The CLI asked `status` after the reply, by
     /// which time the queued launch had run ("foreground: StateLab").
     @Test func aCommandsStatusIsTheStateItLeftNotALaterCommands() async throws {
-        var policy = LifecyclePolicy.default
-        policy.didEnterBackgroundLimit = .milliseconds(300)
-        let test = try await TestDaemon.start(policy: policy)
+        let (test, home) = try await homeBehindBlockingApp(["command": "home", "withStatus": true])
         defer { Task { await test.stop() } }
-        let blocking = "com.offstage.tests.BlockingApp"
-        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(blocking)])
-        let callbacks = try await test.callbacks(blocking).count
-        async let home = test.ok(["command": "home", "withStatus": true])
-        // Issued once BlockingApp hangs in applicationDidEnterBackground:.
-        _ = try await test.awaitEvents(kind: .callback, count: callbacks + 1)
         let launch = try await test.ok(["command": "launch", "app": .string(stateLab), "withStatus": true])
-        let homeResult = try await home
+        let homeResult = try await home.value
         #expect(homeResult["status"]?["foreground"] == .null)
-        #expect(homeResult["stopped"] == [.string(blocking)])
+        #expect(homeResult["stopped"] == ["com.offstage.tests.BlockingApp"])
         #expect(launch["status"]?["foreground"] == .string(stateLab))
         #expect(launch["stopped"] == [])
         // Without withStatus a reply is as it was.
@@ -215,23 +223,14 @@ struct AppHostIntegrationTests {
     /// for its turn behind a hung app is dropped: the CLI had said there was
     /// no reply, and the launch still happened once the watchdog fired.
     @Test func aCommandWhoseClientLeftBeforeItsTurnIsDropped() async throws {
-        var policy = LifecyclePolicy.default
-        policy.didEnterBackgroundLimit = .milliseconds(500)
-        let test = try await TestDaemon.start(policy: policy)
+        let (test, home) = try await homeBehindBlockingApp(["command": "home"])
         defer { Task { await test.stop() } }
-        let blocking = "com.offstage.tests.BlockingApp"
-        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
-        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
-        try await test.ok(["command": "launch", "app": .string(blocking)])
-        let callbacks = try await test.callbacks(blocking).count
-        async let home = test.ok(["command": "home"])
-        _ = try await test.awaitEvents(kind: .callback, count: callbacks + 1)
         // Sent while home waits for the watchdog, and given up on.
         do {
             let client = try LineSocket(connectingTo: test.directory + "/control.sock")
             try client.send(["command": "launch", "app": .string(stateLab)])
         }  // closed here
-        _ = try await home
+        _ = try await home.value
         // Home's reply came after the watchdog; a command after it runs, so the dropped one's turn has passed.
         try await test.ok(["command": "lock"])
         let all = try await test.events()
