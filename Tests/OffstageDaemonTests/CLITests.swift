@@ -559,6 +559,27 @@ struct CLITests {
         )
     }
 
+    /// A lifecycle command asks for the state it leaves (`withStatus`); a
+    /// daemon older than that (still running after an upgrade) replies
+    /// without it, and the state is asked for after the reply: the line
+    /// would otherwise say "home screen" with no app.
+    @Test func aDaemonWithoutWithStatusIsAskedForTheStateAfterTheReply() throws {
+        let path = try temporaryDirectory() + "/old.sock"
+        let listener = try listeningSocket(at: path)
+        defer { close(listener) }
+        let command = try RunningOffstage(["launch", "com.x.App", "--socket", path])
+        let request = try acceptedCommand(on: listener)
+        let sent = try #require(try request.receive())
+        #expect(sent["command"] == "launch" && sent["withStatus"] == true, "\(sent)")
+        try request.send(["ok": true, "result": [:]])
+        let status = try acceptedCommand(on: listener)
+        #expect(try status.receive()?["command"] == "status")
+        try status.send(["ok": true, "result": ["foreground": "com.x.App", "apps": [["bundleID": "com.x.App", "state": "active"]]]])
+        #expect(command.nextLine() == "foreground: com.x.App; com.x.App=active")
+        let (exit, stderr) = command.finish()
+        #expect(exit == 0, "\(stderr)")
+    }
+
     /// The daemon's side: a follow of an app only in its log (by id or by
     /// the last part of it) is not `waiting`; one of an id nobody has is.
     @Test func aFollowOfAnUnknownBundleIDIsMarkedWaiting() async throws {

@@ -26,10 +26,10 @@ extension Engine {
     /// the command, waits for its callbacks to settle, then replies. Errors
     /// the command caused (a crash, a watchdog kill) come back in `errors`.
     /// On the engine's loop (``EngineHandle/flatSubmit(_:)`` gets there).
-    /// - Parameter stillWanted: asked when the command's turn comes (after
-    ///   the commands before it): false (its client has gone, given up
-    ///   waiting or interrupted) drops it, done nothing, with
-    ///   ``droppedMessage``.
+    /// - Parameter stillWanted: asked when the command is about to act
+    ///   (after the commands before it, on a settled system): false (its
+    ///   client has gone, given up waiting or interrupted) drops it, done
+    ///   nothing but log `commandDropped` (``droppedReason``).
     public func control(_ request: JSONValue, stillWanted: (@Sendable () -> Bool)? = nil) -> EventLoopFuture<ControlReply> {
         eventLoop.preconditionInEventLoop()
         let readOnly = ["status", "apps", "events"].contains(request["command"]?.stringValue ?? "")
@@ -47,25 +47,24 @@ extension Engine {
         return reply
     }
 
-    /// A dropped command's reply (no one reads it).
-    static let droppedMessage = "dropped: its client left before its turn"
+    /// Why a command was dropped: its event's `reason`, and its reply's (which no one reads).
+    static let droppedReason = "its client left before the command's turn"
 
     /// Logs a command dropped before it did anything (``control(_:stillWanted:)``), and gives its reply.
-    private func dropped(_ request: JSONValue) -> EventLoopFuture<ControlReply> {
+    private func dropped(_ request: JSONValue) -> ControlReply {
         record(LogEntry(
             kind: .system, app: request["app"]?.stringValue, name: "commandDropped",
-            detail: ["command": .string(request["command"]?.stringValue ?? "?"), "reason": "its client left before its turn"]))
+            detail: ["command": .string(request["command"]?.stringValue ?? "?"), "reason": .string(Self.droppedReason)]))
         log.flush()
-        return eventLoop.makeSucceededFuture(.failure(Self.droppedMessage))
+        return .failure("dropped: " + Self.droppedReason)
     }
 
     private func runControl(_ request: JSONValue, stillWanted: (@Sendable () -> Bool)?) -> EventLoopFuture<ControlReply> {
         let bound = handle.engine
-        // Its turn has come; it still waits for the system to settle (a hung app's watchdog) before it acts.
-        if stillWanted?() == false { return dropped(request) }
         return whenSettled().flatMap {
             let engine = bound.value
-            if stillWanted?() == false { return engine.dropped(request) }
+            // Asked once its turn has come and the system has settled (a hung app's watchdog), just before it acts.
+            if stillWanted?() == false { return engine.eventLoop.makeSucceededFuture(engine.dropped(request)) }
             let before = engine.log.lastSeq
             let waitBefore = engine.board.currentWait?.watchdog
             // The CLI prints the state the command left (and who it stopped) from its own reply: a
