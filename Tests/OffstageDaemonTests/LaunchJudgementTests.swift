@@ -66,4 +66,19 @@ import OffstageCore
         ])
         #expect(LaunchJudgement.judge(app, since: 12, in: events, stillIn: "timerFired").failure?.hasPrefix("\(app) did not launch: it was still in timerFired") == true)
     }
+
+    /// A failed launch's log line is its own unless the app was spawned
+    /// again later: its own spawn (right after its `launch`) does not count.
+    @Test func aLaunchIsRespawnedOnlyByALaterSpawn() {
+        let crashed: [(EventKind, String, JSONValue)] = [(.error, "crashed", ["signal": 6]), (.state, "notRunning", [:])]
+        let once = log(Array(suspended.prefix(2)) + crashed)
+        #expect(!LaunchJudgement.respawned(app, after: 1, in: once))
+        let twice = log(Array(suspended.prefix(2)) + crashed + Array(suspended.prefix(2)))
+        #expect(LaunchJudgement.respawned(app, after: 1, in: twice))
+        #expect(!LaunchJudgement.respawned(app, after: 5, in: twice))
+        // A resume (no spawn of its own) is respawned by any later one.
+        let resumed = log(suspended + [(.system, "launch", [:])] + crashed + [(.system, "spawn", [:])])
+        #expect(LaunchJudgement.respawned(app, after: 13, in: resumed))
+        #expect(!LaunchJudgement.respawned(app, after: 13, in: Array(resumed.dropLast())))
+    }
 }

@@ -321,7 +321,9 @@ struct ScenarioTests {
         let directory = try temporaryDirectory()
         let app = try scriptApp(
             "com.example.CrashesComingBack", in: directory,
-            script: pythonAckingApp(beforeAck: #"if message["name"] == "applicationWillEnterForeground:": os._exit(3)"#))
+            script: pythonAckingApp(beforeAck: #"""
+                if message["name"] == "applicationWillEnterForeground:": print("coming back", flush=True); os._exit(3)
+                """#))
         let blocking = "com.offstage.tests.BlockingApp"
         let yaml = """
             apps: [\(app), \(Paths.sample("misbehaving/BlockingApp"))]
@@ -344,9 +346,10 @@ struct ScenarioTests {
         // Queued, it ran after the hung app's watchdog (5 s after 1 s).
         #expect(formatSeconds(crash.time) == (behindAHungApp ? "6" : "1"))
         let failing = try await runQueued(yaml.replacingOccurrences(of: "    expectFailure: true\n", with: ""))
+        // Queued, it names the log and its last line as at once (it named neither).
         #expect(failing.failures == [
             "q.yaml:8: launch com.example.CrashesComingBack failed: com.example.CrashesComingBack did not launch: it exited with status 3"
-                + (behindAHungApp ? "" : "; its log: \(failing.dataDirectory ?? "?")/logs/com.example.CrashesComingBack.log")
+                + "; its log: \(failing.dataDirectory ?? "?")/logs/com.example.CrashesComingBack.log, which ends: coming back"
         ])
     }
 
@@ -460,6 +463,7 @@ struct ScenarioTests {
         let cut = try await runQueued(yaml.replacingOccurrences(of: "end: 30s", with: "end: 10s"))
         #expect(cut.failures == [
             "q.yaml:4: launch com.example.HangsAtLaunch failed: com.example.HangsAtLaunch did not launch: it was still in application:didFinishLaunchingWithOptions: when the run ended (give the run an end past its watchdog)"
+                + "; its log: \(cut.dataDirectory ?? "?")/logs/com.example.HangsAtLaunch.log"
         ], "\(cut.failures)")
     }
 

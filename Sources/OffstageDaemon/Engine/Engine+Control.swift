@@ -179,9 +179,15 @@ extension Engine {
         // A kill for a violation or a watchdog is followed by its `crashed`: the cause says more.
         let why = (errors.last { $0.app == app && $0.name != "crashed" } ?? errors.last { $0.app == app })
             .map(Self.describe) ?? "it exited"
-        // Only what this daemon's launch wrote (no spawn noted: nothing).
-        let said = logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } ?? ""
-        return .failure("\(app) did not launch: \(why); its log: \(host.logPath(for: app))\(said)")
+        return .failure("\(app) did not launch: \(why); \(logReference(for: app))")
+    }
+
+    /// "its log: PATH, which ends: LINE": where `app`'s output is, and
+    /// (`lastLine`) the last line its latest process wrote there.
+    func logReference(for app: String, lastLine: Bool = true) -> String {
+        // Only what this daemon's last spawn of it wrote (no spawn noted: nothing).
+        let said = lastLine ? logStarts[app].flatMap { host.lastLogLine(for: app, since: $0) }.map { ", which ends: " + $0 } : nil
+        return "its log: \(host.logPath(for: app))\(said ?? "")"
     }
 
     /// What an error event says of an app that did not launch.

@@ -59,6 +59,15 @@ enum LaunchJudgement {
 
     private static func isSpawn(_ event: Event) -> Bool { event.kind == .system && event.name == "spawn" }
 
+    /// Whether `app` was spawned again after the launch whose system event
+    /// has the seq `launch` (past that launch's own spawn): its latest
+    /// process is then another launch's.
+    static func respawned(_ app: String, after launch: Int, in events: [Event]) -> Bool {
+        let later = events.lazy.filter { $0.app == app && $0.seq > launch }
+        let ownSpawn = later.first.map(isSpawn) ?? false
+        return later.dropFirst(ownSpawn ? 1 : 0).contains(where: isSpawn)
+    }
+
     /// The launch whose events follow `own[start]` (its spawn, or for a
     /// resume its `launch` event; `own`: the app's events), which delivers
     /// `callbacks` in order. A resume (`resuming`) may leave out the first

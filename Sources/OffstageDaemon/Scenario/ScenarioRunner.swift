@@ -118,13 +118,21 @@ public struct ScenarioRunner {
                     try await advance(daemon, by: wait, line: scenario.endLine)
                 }
             }
-            let (events, states, lastInputRun, endWait, launching) = try await daemon.engine.submit { engine in
+            // The apps of pending launch steps, whose failures name their logs.
+            let launched = Set(pending.compactMap { entry -> String? in
+                let action = scenario.steps[entry.step].action
+                return ["launch", "launch-background"].contains(action.first) && action.count > 1 ? action[1] : nil
+            })
+            let (events, states, lastInputRun, endWait, launching, logs) = try await daemon.engine.submit { engine in
                 let apps = engine.board.installedApps.map(\.bundleID)
                 return (
                     engine.log.events(after: start),
                     Dictionary(uniqueKeysWithValues: apps.map { ($0, engine.board.state(of: $0) ?? .notRunning) }),
                     engine.board.lastInputRun, engine.board.currentWait.map { ($0.app, $0.callback) },
-                    Set(apps.filter(engine.board.isLaunchPending))
+                    Set(apps.filter(engine.board.isLaunchPending)),
+                    Dictionary(uniqueKeysWithValues: launched.map {
+                        ($0, (path: engine.logReference(for: $0, lastLine: false), lastLine: engine.logReference(for: $0)))
+                    })
                 )
             }.get()
             let blocker = endWait?.0
@@ -156,7 +164,11 @@ public struct ScenarioRunner {
                         let (failure, launch) = LaunchJudgement.judge(
                             app, background: background, since: max(since, judgedLaunch[app] ?? 0), in: events, stillIn: hung)
                         if let launch { judgedLaunch[app] = launch }
-                        stepFailures[index] = judge(step, refusal: failure)
+                        // As a launch run at once names its log: the line it ends in only when it is this launch's.
+                        let log = launch.map { LaunchJudgement.respawned(app, after: $0, in: events) } == false
+                            ? logs[app]?.lastLine : logs[app]?.path
+                        let named = failure.map { failure in log.map { "\(failure); \($0)" } ?? failure }
+                        stepFailures[index] = judge(step, refusal: named)
                     }
                 } else {
                     stepFailures[index] = judge(step, refusal: nil)
