@@ -161,5 +161,9 @@ struct ClockCommand: ParsableCommand {
         if let duration, let parsed = parseDuration(duration) { request["seconds"] = JSONValue(parsed.seconds) }
         let clock = try client.send(.object(request))
         print("\(clock["mode"]?.stringValue ?? "?") clock at \(formatSeconds(clock["time"]?.doubleValue ?? 0)) s")
+        // Queued behind a hung app, a memory pressure ran as the clock reached its watchdog.
+        for pressure in clock["memoryPressure"]?.arrayValue ?? [] {
+            print("queued memory pressure: " + MemoryCommand.outcome(of: pressure))
+        }
     }
 }

@@ -67,14 +67,17 @@ struct MemoryCommand: SimpleCommand {
     func run() throws {
         let result = try send()
         // Queued behind an app that has not answered, it has done nothing yet (the warning says so).
-        if let pressure = result["memoryPressure"], pressure != .null {
-            let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
-            let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
-            // Only a target of nothing kills no suspended app.
-            let why = (pressure["target"]?.intValue).map { $0 <= 0 } == true ? "nothing to free" : "none suspended"
-            print(killed.isEmpty ? "killed no app (\(why))" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)")
-        }
+        if let pressure = result["memoryPressure"], pressure != .null { print(Self.outcome(of: pressure)) }
         printStatus(after: result)
+    }
+
+    /// What a memory pressure did (its `memoryPressure` event's detail): "killed A, B (… MiB freed)".
+    static func outcome(of pressure: JSONValue) -> String {
+        let killed = (pressure["killed"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let freed = Double(pressure["freed"]?.intValue ?? 0) / (1024 * 1024)
+        // Only a target of nothing kills no suspended app.
+        let why = (pressure["target"]?.intValue).map { $0 <= 0 } == true ? "nothing to free" : "none suspended"
+        return killed.isEmpty ? "killed no app (\(why))" : "killed \(killed.joined(separator: ", ")) (\(String(format: "%.1f", freed)) MiB freed)"
     }
 }
 

@@ -262,6 +262,34 @@ struct CLITests {
         await test.stop()
     }
 
+    /// A `memory pressure` queued behind a hung app runs when the clock
+    /// reaches the app's watchdog: the `clock advance` that ran it says
+    /// what it killed. No output said so (its own reply came before it ran).
+    @Test func whatAQueuedMemoryPressureKilledIsPrintedByTheAdvanceThatRanIt() async throws {
+        let test = try await TestDaemon.start(clock: .virtual)
+        defer { Task { await test.stop() } }
+        let socket = ["--socket", test.directory + "/control.sock"]
+        let blocking = "com.offstage.tests.BlockingApp"
+        try await test.ok(["command": "install", "path": .string(Paths.sample("misbehaving/BlockingApp"))])
+        try await test.ok(["command": "install", "path": .string(Paths.sample("StateLab"))])
+        try await test.ok(["command": "launch", "app": .string(stateLab)])
+        try await test.ok(["command": "launch", "app": .string(blocking)])  // StateLab goes to the background
+        try await test.ok(["command": "clock", "action": "advance", "seconds": 30])  // and is suspended
+        try await test.ok(["command": "home"])  // BlockingApp hangs in applicationDidEnterBackground:
+        var result = try offstage(["memory", "pressure"] + socket)
+        #expect(result.stderr == "offstage: warning: memory pressure is queued behind \(blocking), which has not answered; it is checked when it runs\n")
+        #expect(!result.stdout.contains("killed"))
+        result = try offstage(["clock", "advance", "6s"] + socket)
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.first == "virtual clock at 36 s")
+        #expect(lines.dropFirst().first?.hasPrefix("queued memory pressure: killed \(stateLab) (") == true, "\(result.stdout)")
+        // An advance that ran no memory pressure says nothing of it.
+        result = try offstage(["clock", "advance", "1s"] + socket)
+        #expect(result.stdout == "virtual clock at 37 s\n")
+        await test.stop()
+    }
+
     @Test func anInterruptedRunStopsItsApps() throws {
         let scratch = try temporaryDirectory()
         let file = scratch + "/hang.yaml"
