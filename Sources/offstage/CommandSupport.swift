@@ -80,6 +80,19 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     }
 }
 
+/// Sends what C libraries print on C's `stderr` stream to /dev/null for
+/// the rest of the command. libmpg123, libsndfile's MP3 decoder, prints
+/// notes and warnings there ("Note: Trying to resync...", bit-reservoir
+/// errors after a seek) on top of the error the command reports, and
+/// libsndfile gives no way to turn them off. The command's own messages
+/// (``printError(_:)``, the usage errors) write to file descriptor 2, not
+/// through that stream.
+func silenceLibraryNotes() {
+    // The variable is found by name: Swift refuses a shared mutable C global written directly.
+    guard let null = fopen("/dev/null", "w"), let stream = dlsym(nil, "stderr") else { return }
+    stream.assumingMemoryBound(to: UnsafeMutablePointer<FILE>?.self).pointee = null
+}
+
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }

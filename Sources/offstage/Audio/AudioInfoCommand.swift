@@ -23,6 +23,7 @@ struct AudioInfoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        silenceLibraryNotes()
         try await reportingErrors {
             if formats || files.isEmpty {
                 for format in AudioFile.supportedFormats { print(format) }

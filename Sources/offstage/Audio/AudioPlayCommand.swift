@@ -61,6 +61,7 @@ struct AudioPlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        silenceLibraryNotes()
         let info = try await reportingErrors { try AudioFile.forPlayback(path: file) }
         // A usage error too, though only the file can tell (exit 64, before any server is asked).
         guard let startTime = Duration(acceptedSeconds: start), startTime < info.duration else {

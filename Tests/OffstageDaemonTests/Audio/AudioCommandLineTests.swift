@@ -176,6 +176,21 @@ import Testing
         #expect(both.stderr.hasPrefix("offstage: error: --formats lists the formats and takes no files"))
     }
 
+    /// libmpg123's own notes (libsndfile's MP3 decoder prints them on C's
+    /// stderr) are left out: a cut MP3 printed a warning of fuzzy seeking,
+    /// and text named .mp3 three resync notes above the command's error.
+    @Test func theMP3DecodersNotesAreNotPrinted() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cut = try truncatedCopy(of: "clip.mp3", keeping: 0.2, in: dir)
+        let text = dir.appendingPathComponent("text.mp3").path
+        try "hello\n".write(toFile: text, atomically: true, encoding: .utf8)
+        let run = try runOffstage(["audio", "info", cut, text])
+        #expect(run.status == 1)
+        #expect(run.stdout == "\(cut): MPEG-1/2 Audio, 22050 Hz, 1 channel, 5 s\n")
+        #expect(run.stderr == "offstage: error: \(text): not an audio file libsndfile can read (no format it knows)\n")
+    }
+
     /// An empty --directory ran the server in the current directory,
     /// leaving its log there.
     @Test func anEmptyDirectoryIsAUsageError() throws {
