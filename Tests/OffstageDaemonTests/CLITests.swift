@@ -728,10 +728,25 @@ struct CLITests {
         kill(first.process.processIdentifier, SIGKILL)
         _ = first.finish()
         let (second, _) = try startedDaemon(in: directory)
-        defer { stop(second) }
+        var secondRunning = true
+        defer { if secondRunning { stop(second) } }
         let lines = try offstage(["events", "--json", "--app", stateLab] + socket).stdout.split(separator: "\n")
         let last = try JSONValue(parsing: String(try #require(lines.last)))
         #expect(last["name"] == "notRunning" && last["detail"] == ["from": "active", "reason": "daemonDied"], "\(last)")
+        // Before the second daemon's start, the log says the first died after its last event (nothing did).
+        let all = try offstage(["events", "--json"] + socket).stdout.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let started = try #require(all.lastIndex { $0["name"] == "daemonStarted" })
+        let died = all[started - 1]
+        #expect(died["kind"] == "error" && died["name"] == "daemonDied", "\(died)")
+        #expect(died["detail"]?["lastSeq"] == all[started - 2]["seq"])
+        #expect(all[started - 2]["name"] != "daemonStopped")
+        // A daemon that stopped leaves no such sign.
+        stop(second)
+        secondRunning = false
+        let (third, _) = try startedDaemon(in: directory)
+        defer { stop(third) }
+        let after = try offstage(["events", "--json", "--after", String(all.count)] + socket).stdout
+        #expect(after.contains("daemonStarted") && !after.contains("\"daemonDied\""), "\(after)")
     }
 
     /// A daemon started ignoring SIGHUP (`nohup offstage daemon &`) keeps

@@ -113,6 +113,13 @@ public final class Engine {
             settings[app.bundle.descriptor.bundleID] = app.settings
             board.install(app.bundle.descriptor)
         }
+        // The last daemon on this data logged no daemonStopped (killed, crashed, the power lost):
+        // said here, as nothing else would tell its end from this start in the log.
+        if let last = log.events.last, !(last.kind == .system && last.name == "daemonStopped") {
+            record(LogEntry(
+                kind: .error, app: nil, name: "daemonDied",
+                detail: ["lastSeq": JSONValue(last.seq), "reason": "the daemon before this one ended without stopping"]))
+        }
         record(LogEntry(
             kind: .system, app: nil, name: "daemonStarted",
             detail: [
