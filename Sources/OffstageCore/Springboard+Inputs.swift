@@ -62,7 +62,7 @@ extension Springboard {
     /// A wake delivers a service's callback: the lifecycle's own, delivered
     /// by a wake, gave an active app `applicationWillTerminate:` and left
     /// it active.
-    static func requireServiceCallback(_ callback: String) throws(LifecycleError) {
+    public static func requireServiceCallback(_ callback: String) throws(LifecycleError) {
         if CallbackName(rawValue: callback) != nil || SystemNotificationName(rawValue: callback) != nil {
             throw LifecycleError(
                 .invalidCallback,

@@ -16,7 +16,7 @@ struct RunCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: ArgumentHelp("The scenario file (- for standard input; a stream's app paths are relative to the working directory).", valueName: "scenario.yaml")) var scenario: String
-    @Flag(help: "Print the timeline as JSON lines.") var json = false
+    @Flag(help: "Print the timeline as JSON lines (the progress and the PASS line stay on standard error).") var json = false
     @Flag(help: "Print only what fails: no timeline, no progress, no PASS line.") var quiet = false
     @Option(help: ArgumentHelp("Write the timeline to this golden file.", valueName: "golden")) var record: String?
     @Option(help: ArgumentHelp("Compare the timeline with this golden file.", valueName: "golden")) var check: String?
@@ -123,11 +123,13 @@ struct RunCommand: AsyncParsableCommand {
         var runner = ScenarioRunner(scenario: loaded, executableSearchPaths: [executableDirectory()])
         let total = loaded.steps.count
         let counter = StepCounter()
-        if !quiet, !json {
+        if !quiet {
             // Once the apps are installed: a scenario whose app cannot be
             // installed gives its one error line, not a header before it.
+            // With --json, standard output holds only the timeline's objects.
             let header = "scenario: \(loaded.name) (\(total) \(total == 1 ? "step" : "steps"), profile \(loaded.profile))"
-            runner.onReady = { printLine(header) }
+            let json = json
+            runner.onReady = { if json { printError(header) } else { printLine(header) } }
             runner.onStep = { step in
                 let index = counter.next()
                 // A step is shown at the time it is issued; an advance's `at` is where it ends.
@@ -203,7 +205,7 @@ struct RunCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("app logs kept in \(directory)/logs\n".utf8))
         }
         if failed { throw ExitCode(1) }
-        if !quiet, !json {
+        if !quiet {
             let count = loaded.expectations.count
             let met = count == 0 ? "no expectations to check" : "\(count) \(count == 1 ? "expectation" : "expectations") met"
             FileHandle.standardError.write(Data("PASS \(loaded.name): \(met)\n".utf8))

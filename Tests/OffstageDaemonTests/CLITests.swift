@@ -842,6 +842,14 @@ struct CLITests {
         let run = try offstage(["run", file])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr == "  [1/2] 4 s: advance 1s (to 5 s)\n  [2/2] 5 s: home\nPASS advance.yaml: no expectations to check\n")
+        #expect(run.stdout.hasPrefix("scenario: advance.yaml (2 steps, profile ios7)\n"), "\(run.stdout)")
+        // With --json the header joins them on standard error (a passing run said nothing there),
+        // and standard output is the timeline's objects only.
+        let json = try offstage(["run", file, "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(json.stderr == "scenario: advance.yaml (2 steps, profile ios7)\n" + run.stderr)
+        let objects = json.stdout.split(separator: "\n").map { try? JSONValue(parsing: String($0)) }
+        #expect(!objects.isEmpty && objects.allSatisfy { $0?["seq"] != nil }, "\(json.stdout)")
     }
 
     /// Scenarios may run to 36,500 days: times of 7 digits and more shifted

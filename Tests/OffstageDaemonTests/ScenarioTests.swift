@@ -610,6 +610,12 @@ struct ScenarioTests {
         // Quoted once and not the other time: the first copy's line was named.
         ("apps: [a]\nsteps:\n  - at: 1s\n    do: home\n    \"at\": 2s\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
         ("apps: [a]\nsteps:\n  - 'at': 1s\n    do: home\n    at: 2s\n", "bad.yaml:5: not valid YAML: a key appears twice in one mapping: at"),
+        // An empty `do:` was an unknown action "", and a list a missing "do".
+        ("apps: [a]\nsteps:\n  - at: 1s\n    do:\n", "bad.yaml:4: \"do\" takes an action as text, e.g. do: launch com.example.App (this one is empty)"),
+        ("apps: [a]\nsteps:\n  - do: [home]\n", "bad.yaml:3: \"do\" takes an action as text, e.g. do: launch com.example.App (this one is a list)"),
+        // The system's own callbacks were refused only when the step ran (the run's data kept).
+        ("apps: [a]\nsteps:\n  - do: wake a timerFired\n", "bad.yaml:3: timerFired is the system's own callback; wake delivers a service's"),
+        ("apps: [a]\nsteps:\n  - do: \"wake a applicationDidBecomeActive:\"\n", "bad.yaml:3: applicationDidBecomeActive: is the system's own callback"),
         // `{}` checked nothing and counted as an expectation met.
         ("apps: [a]\nexpect:\n  x: {}\n", "bad.yaml:3: an expectation needs callbacks, finalState or both"),
     ])
@@ -628,9 +634,10 @@ struct ScenarioTests {
     /// (they meant the home and the scenario's directories).
     @Test func appPathsAreRelativeToTheScenarioAndNeverEmptyOrNull() throws {
         #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "e.yaml").appPaths == ["./~/x"])
-        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "dir/e.yaml").appPaths == ["./dir/~/x"])
+        #expect(try Scenario.parse("apps: [\"~/x\"]\n", file: "dir/e.yaml").appPaths == ["dir/~/x"])
         #expect(try Scenario.parse("apps: [x]\n", file: "~/e.yaml").appPaths == ["./~/x"])
-        #expect(try Scenario.parse("apps: [App, /abs/App]\n", file: "e.yaml").appPaths == ["./App", "/abs/App"])
+        // Other paths are kept as written (errors showed ./../apps/App for ../apps/App).
+        #expect(try Scenario.parse("apps: [App, /abs/App, ../App]\n", file: "e.yaml").appPaths == ["App", "/abs/App", "../App"])
         for (yaml, message) in [
             ("apps: [~]\n", "e.yaml:1: expected an app directory path (~ is YAML's null; quote it)"),
             ("apps: [null]\n", "e.yaml:1: expected an app directory path (null is YAML's null; quote it)"),

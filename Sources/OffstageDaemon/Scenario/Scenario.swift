@@ -203,8 +203,8 @@ extension Scenario {
             guard !path.isEmpty else { throw error(node, "expected an app directory path, not an empty one") }
             if path.hasPrefix("/") { return path }
             let joined = base.isEmpty ? path : base + "/" + path
-            // "./" keeps a relative path from being read otherwise (`~/x` as the home's).
-            return joined.hasPrefix("/") ? joined : "./" + joined
+            // "./" keeps `~/x` from being read as the home's (other paths are shown as written).
+            return joined.hasPrefix("~") ? "./" + joined : joined
         }
 
         var steps: [Step] = []
@@ -231,8 +231,13 @@ extension Scenario {
                     time += try duration(after, "after")
                     timeNode = after
                 }
-                guard let doNode = step["do"], let command = doNode.string else {
+                guard let doNode = step["do"] else {
                     throw error(item, "a step needs \"do\", e.g. do: launch com.example.App")
+                }
+                guard let command = doNode.string, !command.allSatisfy(\.isWhitespace) else {
+                    // An empty `do:` was `unknown action ""`; a list, "a step needs do".
+                    let what = doNode.sequence != nil ? "a list" : doNode.mapping != nil ? "a mapping" : "empty"
+                    throw error(doNode, "\"do\" takes an action as text, e.g. do: launch com.example.App (this one is \(what))")
                 }
                 let words = command.split(separator: " ").map(String.init)
                 guard let verb = words.first, let (arity, usage) = ScenarioVerb.forms[verb] else {
@@ -250,6 +255,10 @@ extension Scenario {
                 if verb == "launch-background", words.count == 3, !Self.launchOptionKeys.contains(words[2]) {
                     // Any word was delivered as a key set to true: a typo passed silently.
                     throw error(doNode, "\(words[2]) is not a launch option key; a service sets \(Self.serviceLaunchOptionKeys.joined(separator: ", "))")
+                }
+                if verb == "wake" {
+                    // The daemon's own check, before the run rather than at its step.
+                    do { try Springboard.requireServiceCallback(words[2]) } catch let refusal { throw error(doNode, refusal.message) }
                 }
                 if verb == "switcher", !["show", "hide", "kill"].contains(words[1]) {
                     throw error(doNode, "switcher takes show, hide or kill ID, not \"\(words[1])\"")
