@@ -584,7 +584,7 @@ struct ScenarioTests {
         ("apps: [a]\nhangGrace: 0s\n", "bad.yaml:2: hangGrace must be at least 10ms"),
         ("apps: [a]\nsteps:\n  - do: launch-background a UIApplicationLaunchOptionLocationKey\n",
          "bad.yaml:3: UIApplicationLaunchOptionLocationKey is not a launch option key; a service sets UIApplicationLaunchOptionsLocationKey, "),
-        ("apps: [a]\nhangGrace: 2h\n", "bad.yaml:2: hangGrace must be at most an hour, as the daemon's --hang-grace (not 7200 s)"),
+        ("apps: [a]\nhangGrace: 2h\n", "bad.yaml:2: hangGrace must be at most an hour, as the daemon's --hang-grace (not 2h)"),
         ("apps: [a]\nexpect:\n  x:\n    callbacks: [applicationDidBecomeActive:]\n", "bad.yaml:4: not valid YAML: found unexpected ':' (quote names"),
         ("apps: [a]\nsteps:\n  - at: 1s\n    at: 2s\n    do: home\n", "bad.yaml:4: not valid YAML: a key appears twice in one mapping: at"),
         ("name: a\nname: b\napps: [a]\nsteps: []\n", "bad.yaml:2: not valid YAML: a key appears twice in one mapping: name"),

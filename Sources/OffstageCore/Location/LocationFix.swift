@@ -47,9 +47,7 @@ public struct LocationFix: Sendable, Hashable, Codable {
     public var implausibility: String? {
         func check(_ name: String, _ value: Double?, _ range: ClosedRange<Double>) -> String? {
             guard let value, !(value.isFinite && range.contains(value)) else { return nil }
-            // As written: -30000, not -30000.0.
-            func plain(_ x: Double) -> String { x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : "\(x)" }
-            return "\(name) out of range (\(plain(value)); \(plain(range.lowerBound)) to \(plain(range.upperBound)))"
+            return "\(name) out of range (\(Self.plain(value)); \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)))"
         }
         if !Self.timeRange.contains(time) {
             return "time out of range (\(time) s from 1970; a fix's year is 0000 to 9999)"
@@ -57,6 +55,9 @@ public struct LocationFix: Sendable, Hashable, Codable {
         return check("altitude", altitude, -20_000...1_000_000) ?? check("speed", speed, Self.speedRange)
             ?? check("course", course, Self.courseRange) ?? check("horizontal accuracy", horizontalAccuracy, Self.horizontalAccuracyRange)
     }
+
+    /// A number as a fixture would write it: -30000, not -30000.0.
+    public static func plain(_ x: Double) -> String { x == x.rounded() && abs(x) < 1e15 ? String(Int(x)) : "\(x)" }
 
     /// The times ISO 8601's four-digit years hold, 0000-01-01 to the last
     /// millisecond of 9999 (seconds from 1970).

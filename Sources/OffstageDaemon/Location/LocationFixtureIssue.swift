@@ -179,7 +179,7 @@ struct LocationFixChecker {
     /// Validates a fix; returns it if it should be delivered.
     mutating func accept(_ fix: LocationFix, line: Int) throws -> LocationFix? {
         guard fix.coordinate.isValid else {
-            try issue(line: line, "coordinates out of range (\(fix.latitude), \(fix.longitude))")
+            try issue(line: line, "coordinates out of range (\(LocationFix.plain(fix.latitude)), \(LocationFix.plain(fix.longitude)))")
             return nil
         }
         guard fix.time.isFinite else {

@@ -311,7 +311,7 @@ extension Scenario {
             throw error(node, "hangGrace must be at least 10ms: a healthy app needs some real time to answer")
         }
         if hangGrace > Scenario.longestHangGrace, let node = top["hangGrace"] {
-            throw error(node, "hangGrace must be at most an hour, as the daemon's --hang-grace (not \(formatSeconds(hangGrace.seconds)) s)")
+            throw error(node, "hangGrace must be at most an hour, as the daemon's --hang-grace (not \(node.scalar?.string ?? "\(formatSeconds(hangGrace.seconds)) s"))")
         }
 
         var expectations: [Expectation] = []

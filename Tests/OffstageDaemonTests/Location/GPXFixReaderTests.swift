@@ -418,6 +418,17 @@ extension GPSDJSONFixReaderTests {
         ])
     }
 
+    /// Coordinates out of range are shown as written: (91, 2), not (91.0, 2.0).
+    @Test func coordinatesOutOfRangeAreShownAsWritten() throws {
+        let dir = try makeTemporaryDirectory()
+        let text = """
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:00Z","lat":91,"lon":2}
+            {"class":"TPV","mode":3,"time":"2024-05-01T08:00:01Z","lat":48.5,"lon":-180.25}
+            """
+        let (_, summary) = try readAll(try write(text, to: "far.json", in: dir))
+        #expect(summary.issues.map(\.message) == ["coordinates out of range (91, 2)", "coordinates out of range (48.5, -180.25)"])
+    }
+
     /// A cut line is called so whatever numbers it holds: one with a
     /// three-digit exponent (1e100, a double) was "a number out of range".
     @Test func aCutLineWithALargeExponentIsCalledTruncated() throws {
