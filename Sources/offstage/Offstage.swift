@@ -52,9 +52,26 @@ struct Offstage: AsyncParsableCommand {
             let code = exitCode(for: error)
             // --help and the like, and the exit codes commands throw after printing their own error.
             guard code.rawValue == 64, !(error is ExitCode) else { exit(withError: error) }
-            let message = self.message(for: error).split(separator: "\n").joined(separator: "; ")
+            let message = unknownOption(in: arguments, missing: error) ?? self.message(for: error).split(separator: "\n").joined(separator: "; ")
             oneLineUsageError(message, help: (["offstage"] + commandPath(arguments).path + ["--help"]).joined(separator: " "))
         }
+    }
+
+    /// ArgumentParser reports a missing argument before an unknown option
+    /// (`launch --bogus` was "Missing expected argument '<bundle-id>'"): the
+    /// unknown option's error, found by parsing again with an argument
+    /// given, when `error` is a missing argument and there is one.
+    private static func unknownOption(in arguments: [String], missing error: any Error) -> String? {
+        guard message(for: error).hasPrefix("Missing expected argument"), !arguments.contains("--"),
+            arguments.contains(where: { $0.hasPrefix("-") && $0.count > 1 })
+        else { return nil }
+        do {
+            _ = try parseAsRoot(arguments + ["--", "x", "x", "x"])
+        } catch {
+            let retried = message(for: error)
+            if retried.hasPrefix("Unknown option") { return retried }
+        }
+        return nil
     }
 
     /// The subcommand names at the start of `arguments` (`gps feed` in `gps

@@ -436,6 +436,12 @@ struct CLITests {
         var result = try offstage(["launch"] + nowhere())
         #expect(result.status == 64)
         #expect(result.stderr == "offstage: error: Missing expected argument '<bundle-id>' (see offstage launch --help)\n")
+        // An unknown option is named, though the argument is missing too (the argument was).
+        for option in ["--bogus", "-abc"] {
+            result = try offstage(["launch", option] + nowhere())
+            #expect(result.status == 64)
+            #expect(result.stderr == "offstage: error: Unknown option '\(option)' (see offstage launch --help)\n")
+        }
         result = try offstage(["gps", "feed", "--bogus"])
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix("offstage: error: "))
