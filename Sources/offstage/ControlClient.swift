@@ -40,7 +40,10 @@ struct ClientOptions: ParsableArguments {
     func send(_ request: JSONValue) throws -> JSONValue {
         let client = try connect()
         try send(request, on: client)
-        return try result(of: receiveReply(on: client))
+        // As the daemon tells them: these answer at once, never behind an app.
+        let command = request["command"]?.stringValue ?? ""
+        let readOnly = ["status", "apps", "events"].contains(command) || (command == "clock" && request["action"]?.stringValue != "advance")
+        return try result(of: receiveReply(on: client, waitsForApps: !readOnly))
     }
 
     /// Sends a request on `client`, or one line and exit 1 when the daemon
@@ -91,14 +94,15 @@ struct ClientOptions: ParsableArguments {
 
     /// The reply to a command sent on `client`, or one line and exit 1 when
     /// the daemon closes the connection or stays silent past `--timeout`.
-    func receiveReply(on client: LineSocket) throws -> JSONValue {
+    /// - Parameter waitsForApps: the command may wait for a hung app (a
+    ///   read-only one, as `status`, does not: the message leaves that out).
+    func receiveReply(on client: LineSocket, waitsForApps: Bool = true) throws -> JSONValue {
         do {
             guard let reply = try client.receive() else { fail("the daemon closed the connection without replying") }
             return reply
         } catch let error as SystemCallError where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
-            fail(
-                "no reply from the daemon on \(socket) within \(timeoutText): it may be stopped or hung, or waiting for an app "
-                    + "that has not answered (the command is then dropped, unless it had begun); --timeout waits longer, 0 for good")
+            let waiting = waitsForApps ? ", or waiting for an app that has not answered (the command is then dropped, unless it had begun)" : ""
+            fail("no reply from the daemon on \(socket) within \(timeoutText): it may be stopped or hung\(waiting); --timeout waits longer, 0 for good")
         } catch let error as SystemCallError where error.isHangUp {
             // A daemon stopping resets connections with unread data; it was
             // a raw "Error: read: Connection reset by peer".

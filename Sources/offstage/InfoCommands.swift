@@ -56,7 +56,7 @@ struct EventsCommand: ParsableCommand {
         if let app { request["appFilter"] = .string(app) }
         let socket = try client.connect()
         try client.send(.object(request), on: socket)
-        let reply = try client.receiveReply(on: socket)
+        let reply = try client.receiveReply(on: socket, waitsForApps: false)
         let events = try client.result(of: reply).arrayValue ?? []
         // Past the daemon's window (the latest 100,000 events, and 4 MiB of
         // the log read back at its start), events were skipped without a word.

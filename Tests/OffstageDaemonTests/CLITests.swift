@@ -134,12 +134,21 @@ struct CLITests {
         let path = try temporaryDirectory() + "/silent.sock"
         let listener = try listeningSocket(at: path)
         defer { close(listener) }
-        let result = try offstage(["status", "--socket", path, "--timeout", "200ms"])
+        let result = try offstage(["home", "--socket", path, "--timeout", "200ms"])
         #expect(result.status == 1)
         #expect(
             result.stderr
                 == "offstage: error: no reply from the daemon on \(path) within 200ms: it may be stopped or hung, or waiting for an app that has not answered (the command is then dropped, unless it had begun); --timeout waits longer, 0 for good\n"
         )
+        // A read-only command never waits for an app: its message does not say it may.
+        for words in [["status"], ["events"], ["clock", "now"]] {
+            let readOnly = try offstage(words + ["--socket", path, "--timeout", "200ms"])
+            #expect(readOnly.status == 1)
+            #expect(
+                readOnly.stderr
+                    == "offstage: error: no reply from the daemon on \(path) within 200ms: it may be stopped or hung; --timeout waits longer, 0 for good\n",
+                "\(words)")
+        }
         // Seconds as a bare number are named with their unit: it said "within 0.2".
         let bare = try offstage(["status", "--socket", path, "--timeout", "0.2"])
         #expect(bare.stderr.contains(" within 0.2s: it may be stopped"), "\(bare.stderr)")
@@ -589,7 +598,7 @@ struct CLITests {
         #expect(status == 1)
         #expect(
             stderr
-                == "offstage: error: no reply from the daemon on \(path) within 500ms: it may be stopped or hung, or waiting for an app that has not answered (the command is then dropped, unless it had begun); --timeout waits longer, 0 for good\n"
+                == "offstage: error: no reply from the daemon on \(path) within 500ms: it may be stopped or hung; --timeout waits longer, 0 for good\n"
         )
     }
 
