@@ -46,6 +46,10 @@ public final class RunningDaemon: Sendable {
             }.get()
             let bound = handle.engine
             let control = try await ServerBootstrap(group: group)
+                // A client that shuts down its writing side after its request
+                // (`nc -N`) still gets the reply; one that has closed (a
+                // hang-up, EPOLLHUP) has left, and its waiting command is dropped.
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([

@@ -239,6 +239,27 @@ struct AppHostIntegrationTests {
         #expect(try await test.pid(stateLab) == nil)
     }
 
+    /// A client that shuts down its writing side after its request (`nc -N`)
+    /// has not left: its command, queued behind a hung app, runs in its turn
+    /// and the reply reaches it. End of input used to close the connection,
+    /// and the command was dropped as if the client had gone.
+    @Test func aCommandWhoseClientHalfClosedIsRunAndAnswered() async throws {
+        let (test, home) = try await homeBehindBlockingApp(["command": "home"])
+        defer { Task { await test.stop() } }
+        let client = try LineSocket(connectingTo: test.directory + "/control.sock")
+        client.deadline = .now + .seconds(30)
+        try client.send(["command": "launch", "app": .string(stateLab)])
+        #expect(shutdown(client.fd, Int32(SHUT_WR)) == 0)
+        _ = try await home.value
+        let reply = try #require(try client.receive())
+        #expect(reply["ok"] == true, "\(reply.jsonText)")
+        // Every request answered, the daemon hangs up on a client with no more to send.
+        #expect(try client.readLine() == nil)
+        let all = try await test.events()
+        #expect(!all.contains { $0.name == "commandDropped" })
+        #expect(try await test.pid(stateLab) != nil)
+    }
+
     @Test func aHungAppsGraceIsGivenOncePerWaitInVirtualTime() async throws {
         let test = try await TestDaemon.start(clock: .virtual)
         defer { Task { await test.stop() } }

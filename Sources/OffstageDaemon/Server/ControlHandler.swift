@@ -8,6 +8,11 @@ final class ControlHandler: ChannelInboundHandler {
 
     let engine: NIOLoopBound<Engine>
     var subscription: Int?
+    /// The client shut down its writing side: no request comes any more.
+    private var inputClosed = false
+    /// Requests not yet answered, and replies not yet written: a client
+    /// whose input has closed is hung up on once both are none.
+    private var unanswered = 0
 
     init(engine: NIOLoopBound<Engine>) {
         self.engine = engine
@@ -20,7 +25,7 @@ final class ControlHandler: ChannelInboundHandler {
         do {
             request = try JSONValue(parsing: line.readableBytesView)
         } catch {
-            send(ControlReply.failure("malformed request: \(error)").json, on: channel)
+            write(ControlReply.failure("malformed request: \(error)").json, on: channel)
             return
         }
         let engine = self.engine.value
@@ -33,7 +38,7 @@ final class ControlHandler: ChannelInboundHandler {
                 (app, known) = try engine.resolveAppFilter(request["appFilter"]?.stringValue, following: true)
                 after = try Engine.afterSeq(request)
             } catch {
-                send(withID(ControlReply.failure("\(error)").json, id), on: channel)
+                write(withID(ControlReply.failure("\(error)").json, id), on: channel)
                 return
             }
             let backlog = engine.log.events(after: after, app: app)
@@ -44,7 +49,7 @@ final class ControlHandler: ChannelInboundHandler {
                 members["waiting"] = true
                 reply = .object(members)
             }
-            send(withID(reply, id), on: channel)
+            write(withID(reply, id), on: channel)
             subscription = engine.log.subscribe { event in
                 // The daemon's stop reaches every follower, whatever its
                 // filter: the end of the stream without it reads as a crash.
@@ -56,15 +61,33 @@ final class ControlHandler: ChannelInboundHandler {
             return
         }
         // A command still waiting for its turn when its client leaves (Ctrl-C, --timeout) is dropped.
+        unanswered += 1
+        let bound = NIOLoopBound(self, eventLoop: channel.eventLoop)
         engine.control(request, stillWanted: { channel.isActive }).whenComplete { result in
             let reply: ControlReply
             switch result {
             case .success(let value): reply = value
             case .failure(let error): reply = .failure("\(error)")
             }
-            channel.writeAndFlush(
-                channel.allocator.buffer(bytes: LineFraming.encode(withID(reply.json, id))), promise: nil)
+            // Counted by the write from here on (a write done at once completes inside it).
+            bound.value.unanswered -= 1
+            bound.value.write(withID(reply.json, id), on: channel)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent {
+            inputClosed = true
+            hangUpIfDone(context.channel)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes a connection whose client has no more to send once every
+    /// request has its reply (a follower of events stays, for the events).
+    private func hangUpIfDone(_ channel: Channel) {
+        guard inputClosed, unanswered == 0, subscription == nil else { return }
+        channel.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -74,12 +97,18 @@ final class ControlHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        send(ControlReply.failure("\(error)").json, on: context.channel)
+        write(ControlReply.failure("\(error)").json, on: context.channel)
         context.close(promise: nil)
     }
 
-    private func send(_ value: JSONValue, on channel: Channel) {
-        channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(value)), promise: nil)
+    /// Writes a reply; once written, a client with no more to send may be hung up on.
+    private func write(_ value: JSONValue, on channel: Channel) {
+        unanswered += 1
+        let bound = NIOLoopBound(self, eventLoop: channel.eventLoop)
+        channel.writeAndFlush(channel.allocator.buffer(bytes: LineFraming.encode(value))).whenComplete { _ in
+            bound.value.unanswered -= 1
+            bound.value.hangUpIfDone(channel)
+        }
     }
 }
 
