@@ -102,6 +102,7 @@ public final class RunningDaemon: Sendable {
             return !wasStopped
         }) else { return }
         try? await engine.flatSubmit { $0.shutdown() }.get()
+        try? await engine.submit { $0.host.cgroups?.remove() }.get()
         for channel in channels { try? await channel.close().get() }
         unlink(configuration.controlSocket)
         unlink(configuration.appSocket)

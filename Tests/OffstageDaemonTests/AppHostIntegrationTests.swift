@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import Synchronization
 import Testing
@@ -258,6 +259,78 @@ struct AppHostIntegrationTests {
         let all = try await test.events()
         #expect(!all.contains { $0.name == "commandDropped" })
         #expect(try await test.pid(stateLab) != nil)
+    }
+
+    /// An app that starts a process in a session of its own (`setsid`),
+    /// out of the app's process group: signals to the group missed it, and
+    /// it outlived the app. In the app's cgroup it dies with the app,
+    /// whether the app is killed or ends by itself.
+    @Test(arguments: ["switcher kill", "app exits"])
+    func aProcessThatLeftItsAppsGroupDiesWithTheApp(how: String) async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let cgroups = try #require(
+            try await test.daemon.engine.submit { $0.host.cgroups }.get(),
+            "the daemon could not make a cgroup (cgroup2 mounted, writable, with cgroup.kill: kernel 5.14+)")
+        let directory = try temporaryDirectory()
+        let marker = directory + "/escaped"
+        let id = "com.example.Escaper"
+        let app = try scriptApp(
+            id, in: directory,
+            script: pythonAckingApp(
+                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#,
+                afterAck: how == "app exits" ? #"if message["name"] == "applicationWillResignActive:": os._exit(0)"# : "pass"))
+        try await test.ok(["command": "install", "path": .string(app)])
+        try await test.ok(["command": "launch", "app": .string(id)])
+        let appPID = try #require(try await test.pid(id))
+        let escaped = try #require(pid_t(try String(contentsOfFile: marker, encoding: .utf8)))
+        let exit = offstage_pidfd_open(escaped)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        defer { kill(escaped, SIGKILL) }
+        // Out of the app's group and session, in the app's cgroup.
+        #expect(getpgid(escaped) != appPID && getsid(escaped) == escaped)
+        #expect(cgroups.processes(appPID).contains(escaped))
+        if how == "switcher kill" {
+            try await test.ok(["command": "switcher", "action": "kill", "app": .string(id)])
+        } else {
+            try await test.ok(["command": "home"])
+        }
+        #expect(awaitReadable(exit, within: .seconds(10)), "the process the app started outlived it")
+        try await test.daemon.processGone(id)
+        // The app's cgroup is gone with it, and the daemon's with the daemon.
+        #expect(access(cgroups.directory + "/\(appPID)", F_OK) != 0)
+        await test.stop()
+        #expect(access(cgroups.directory, F_OK) != 0)
+    }
+
+    /// A daemon killed outright leaves its cgroups, and in them the
+    /// processes its apps started that left their groups (the apps die
+    /// with it): the next daemon's start kills them and removes the cgroups.
+    @Test func cgroupsLeftByADeadDaemonAreEmptiedAtTheNextStart() async throws {
+        let own = try #require(AppCgroups.ownCgroupDirectory(), "no cgroup2 mount")
+        // A pid no longer running, as a dead daemon's.
+        var dead: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        defer { for pointer in argv { free(pointer) } }
+        try #require(posix_spawn(&dead, "/bin/true", nil, nil, argv, environ) == 0)
+        while waitpid(dead, nil, 0) == -1 && errno == EINTR {}
+        let left = own + "/offstage.\(dead).1.1"
+        try #require(mkdir(left, 0o755) == 0 && mkdir(left + "/4242", 0o755) == 0)
+        defer { rmdir(left + "/4242"); rmdir(left) }
+        let leftover = try spawnProcess(
+            executable: "/bin/sleep", arguments: ["600"], environment: nil, outputPath: "/dev/null", ownProcessGroup: true)
+        defer { kill(leftover, SIGKILL); waitpid(leftover, nil, 0) }
+        let exit = offstage_pidfd_open(leftover)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        try #require(AppCgroups.write("\(leftover)", to: left + "/4242/cgroup.procs"))
+        _ = try #require(AppCgroups.make())
+        // Killed, and the directories removed.
+        #expect(awaitReadable(exit, within: .seconds(10)), "the process left in a dead daemon's cgroup lives on")
+        var info = siginfo_t()
+        #expect(waitid(P_PID, id_t(leftover), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_code == CLD_KILLED)
+        #expect(access(left, F_OK) != 0)
     }
 
     @Test func aHungAppsGraceIsGivenOncePerWaitInVirtualTime() async throws {

@@ -13,9 +13,13 @@ import OffstageProtocol
 /// and gives each app a container directory.
 public struct AppProcessHost: Sendable {
     public let dataDirectory: String
+    /// Where each app process gets a cgroup of its own, which takes every
+    /// process it started when it is killed or ends (nil: its process group only).
+    public let cgroups: AppCgroups?
 
-    public init(dataDirectory: String) {
+    public init(dataDirectory: String, cgroups: AppCgroups? = nil) {
         self.dataDirectory = dataDirectory
+        self.cgroups = cgroups
     }
 
     /// The app's container: `Documents`, `Library/Preferences`, `Library/Caches`, `tmp`.
@@ -102,6 +106,8 @@ public struct AppProcessHost: Sendable {
             throw DaemonError(.launchFailed, "cannot start \(executable): \(String(cString: strerror(error.errno)))")
         }
         let child = pid
+        let cgroups = self.cgroups
+        cgroups?.place(child)
         // Waiting in waitpid would wake this thread, for nothing, each time the
         // app is frozen or thawed (a parent's waiters are woken on every stop
         // and continue of a child, even with SA_NOCLDSTOP), on the resumed
@@ -114,9 +120,12 @@ public struct AppProcessHost: Sendable {
                 // Processes the app started die with it, as on iOS. Not yet
                 // reaped, the app holds its pid (the group's id) for this.
                 _ = kill(-child, SIGKILL)
+                // Those that left its group too: its cgroup is emptied and removed.
+                cgroups?.release(child)
             }
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            if exitDescriptor < 0 { cgroups?.release(child) }
             let signal = status & 0x7f
             onExit(signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal))
         }
@@ -149,8 +158,12 @@ public struct AppProcessHost: Sendable {
     /// Thaws the app and the processes it started (SIGCONT).
     public func thaw(_ pid: Int32) { Self.signalGroup(pid, SIGCONT) }
 
-    /// Kills the app and the processes it started (SIGKILL); frozen ones die too.
-    public func terminate(_ pid: Int32) { Self.signalGroup(pid, SIGKILL) }
+    /// Kills the app and the processes it started (SIGKILL); frozen ones
+    /// die too, and so do those that left its group, where it has a cgroup.
+    public func terminate(_ pid: Int32) {
+        cgroups?.kill(pid)
+        Self.signalGroup(pid, SIGKILL)
+    }
 
     /// Kills process group `group` (SIGKILL), and nothing else: the
     /// processes an app started, left in the group it led after the app

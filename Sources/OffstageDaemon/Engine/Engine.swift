@@ -103,7 +103,7 @@ public final class Engine {
         self.configuration = configuration
         board = Springboard(policy: configuration.policy)
         clock = DaemonClock(mode: configuration.clock)
-        host = AppProcessHost(dataDirectory: configuration.dataDirectory)
+        host = AppProcessHost(dataDirectory: configuration.dataDirectory, cgroups: AppCgroups.make())
         try makeDirectory(configuration.dataDirectory, for: "data directory")
         store = try AppStore(path: configuration.ephemeral ? ":memory:" : configuration.dataDirectory + "/offstage.sqlite")
         log = try EventLog(

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Each app process in a cgroup (v2) of its own, where the daemon can make
+/// them: killing an app kills every process it started, as an iOS app's
+/// sandbox goes whole. Its process group already takes the processes it
+/// started, but one that left the group (`setsid`, a daemonizing double
+/// fork) lived on after the app was killed, and after the daemon. A cgroup
+/// holds every descendant, wherever it went, and `cgroup.kill` ends them at
+/// once. Freezing stays with signals (`SIGSTOP` to the group): a process
+/// that left the group runs on while its app is suspended, and dies with it.
+///
+/// Where: a directory `offstage.PID.TICKS.N` (the daemon's pid and start
+/// time, a count within its process) in the daemon's own cgroup, and in it
+/// one per app process, named by its pid, made when the app is spawned and
+/// removed once it has ended and its processes with it. Where no cgroup can
+/// be made (no cgroup2 mount, no write access, a kernel before 5.14 without
+/// `cgroup.kill`) ``make()`` gives nil and apps are held by their process
+/// group only; where a process cannot be moved into one (a parent cgroup
+/// with controllers in its subtree) that app is.
+///
+/// A process spawned is moved in right after `posix_spawn` returns: one it
+/// starts in its first microseconds, before it is moved, stays outside.
+public final class AppCgroups: Sendable {
+    /// This daemon's directory, in the cgroup2 file system.
+    public let directory: String
+    /// The cgroup of each app process placed, by pid, until it is removed.
+    private let placed = Mutex<[Int32: String]>([:])
+    /// Moving a process in has failed: the others are not tried.
+    private let unusable = Atomic<Bool>(false)
+
+    private static let made = Atomic<Int>(0)
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    deinit { remove() }
+
+    /// Removes this daemon's directory, once its apps have ended (one
+    /// still being reaped leaves it to the next daemon's sweep).
+    public func remove() {
+        rmdir(directory)
+    }
+
+    /// A directory for this daemon's apps in its own cgroup; nil where none
+    /// can be made. First removes those of daemons that have ended
+    /// (killed, so never removed), killing what is still in them: the
+    /// processes their apps started, which should have ended with them.
+    public static func make() -> AppCgroups? {
+        guard let own = ownCgroupDirectory(), let ticks = AppProcessHost.startTicks(of: getpid()) else { return nil }
+        sweep(own)
+        let count = made.add(1, ordering: .relaxed).newValue
+        let directory = own + "/offstage.\(getpid()).\(ticks).\(count)"
+        guard mkdir(directory, 0o755) == 0 else { return nil }
+        guard access(directory + "/cgroup.kill", W_OK) == 0 else {
+            rmdir(directory)
+            return nil
+        }
+        return AppCgroups(directory: directory)
+    }
+
+    /// Moves `pid`, just spawned, into a cgroup of its own.
+    /// - Returns: whether it is in one.
+    @discardableResult
+    public func place(_ pid: Int32) -> Bool {
+        guard !unusable.load(ordering: .relaxed) else { return false }
+        let path = directory + "/\(pid)"
+        // A directory left with this pid (its process's removal timed out) is emptied first.
+        if mkdir(path, 0o755) != 0 {
+            guard errno == EEXIST, Self.empty(path), mkdir(path, 0o755) == 0 else { return false }
+        }
+        guard Self.write("\(pid)", to: path + "/cgroup.procs") else {
+            if errno == EBUSY || errno == EACCES || errno == EPERM || errno == EOPNOTSUPP {
+                unusable.store(true, ordering: .relaxed)
+            }
+            rmdir(path)
+            return false
+        }
+        placed.withLock { $0[pid] = path }
+        return true
+    }
+
+    /// Kills every process in `pid`'s cgroup (the app and all it started);
+    /// false when it has none.
+    @discardableResult
+    public func kill(_ pid: Int32) -> Bool {
+        guard let path = placed.withLock({ $0[pid] }) else { return false }
+        return Self.write("1", to: path + "/cgroup.kill")
+    }
+
+    /// After `pid` has ended: kills what it left in its cgroup, waits for
+    /// that to end (at most `limit`) and removes the cgroup.
+    public func release(_ pid: Int32, within limit: Duration = .seconds(2)) {
+        guard let path = placed.withLock({ $0.removeValue(forKey: pid) }) else { return }
+        _ = Self.empty(path, within: limit)
+    }
+
+    /// The processes in `pid`'s cgroup, in pid order (empty when it has none).
+    public func processes(_ pid: Int32) -> [Int32] {
+        guard let path = placed.withLock({ $0[pid] }) else { return [] }
+        return Self.processes(in: path)
+    }
+
+    // MARK: The file system
+
+    /// The daemon's own cgroup as a directory: the cgroup2 mount
+    /// (`/proc/self/mountinfo`) and the path `/proc/self/cgroup` gives
+    /// (`0::/…`). Nil where there is none, or the mount is of another
+    /// cgroup's subtree than the path is relative to.
+    static func ownCgroupDirectory() -> String? {
+        guard let cgroups = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+            let line = cgroups.split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
+            let mounts = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+        else { return nil }
+        let path = String(line.dropFirst(3))
+        for mount in mounts.split(separator: "\n") {
+            // ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS…] - FSTYPE SOURCE SUPER
+            let halves = mount.split(separator: " - ", maxSplits: 1)
+            guard halves.count == 2, halves[1].split(separator: " ").first == "cgroup2" else { continue }
+            let fields = halves[0].split(separator: " ")
+            guard fields.count >= 5, fields[3] == "/" else { continue }
+            let point = unescapeMountField(fields[4])
+            let directory = path == "/" ? point : point + path
+            var info = stat()
+            guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            return directory
+        }
+        return nil
+    }
+
+    /// mountinfo writes a space, tab, newline and backslash in a path as `\ooo`.
+    private static func unescapeMountField(_ field: Substring) -> String {
+        var bytes: [UInt8] = []
+        var rest = Array(field.utf8)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "\\"), rest.count >= 3, let value = UInt8(String(decoding: rest.prefix(3), as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                rest = rest.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Removes the directories in `parent` of daemons no longer running
+    /// (pid gone, or another process's now), killing what is left in them.
+    static func sweep(_ parent: String) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for entry in entries where entry.hasPrefix("offstage.") {
+            let parts = entry.split(separator: ".")
+            guard parts.count == 4, let pid = Int32(parts[1]), let ticks = UInt64(parts[2]), Int(parts[3]) != nil else { continue }
+            if AppProcessHost.startTicks(of: pid) == ticks { continue }  // its daemon runs
+            let directory = parent + "/" + entry
+            for app in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where Int32(app) != nil {
+                _ = empty(directory + "/" + app)
+            }
+            rmdir(directory)
+        }
+    }
+
+    /// Kills everything in the cgroup at `path`, waits for it to be empty
+    /// (`populated 0` in `cgroup.events`, awaited, not polled) at most
+    /// `limit`, and removes it. Whether it was removed.
+    @discardableResult
+    static func empty(_ path: String, within limit: Duration = .seconds(2)) -> Bool {
+        if rmdir(path) == 0 { return true }
+        _ = write("1", to: path + "/cgroup.kill")
+        let events = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
+        if events >= 0 {
+            defer { close(events) }
+            let deadline = ContinuousClock.now + limit
+            // A change of the file wakes a poll for POLLPRI; each read is from the start.
+            while isPopulated(events) {
+                let left = deadline - .now
+                guard left > .zero else { break }
+                var entry = pollfd(fd: events, events: Int16(POLLPRI), revents: 0)
+                let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), 60_000))
+                if poll(&entry, 1, milliseconds) < 0, errno != EINTR { break }
+            }
+        }
+        return rmdir(path) == 0
+    }
+
+    /// Whether `cgroup.events` (open at `descriptor`) says `populated 1`.
+    private static func isPopulated(_ descriptor: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
+        guard count > 0 else { return false }
+        return String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("populated 1")
+    }
+
+    static func processes(in path: String) -> [Int32] {
+        guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { Int32($0) }.sorted()
+    }
+
+    /// Writes `text` to a cgroup file in one call; false (with `errno`) when refused.
+    static func write(_ text: String, to path: String) -> Bool {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer {
+            let saved = errno
+            close(descriptor)
+            errno = saved
+        }
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) } == bytes.count
+    }
+}
