@@ -155,11 +155,14 @@ public struct DaemonService: Service {
 
     public func run() async throws {
         let daemon = try await RunningDaemon.start(configuration)
+        // Whether what an app starts outside its process group dies with it.
+        let cgroups = try? await daemon.engine.submit { $0.host.cgroups?.directory }.get()
         logger.info(
             "offstage daemon running",
             metadata: [
                 "control": "\(configuration.controlSocket)", "data": "\(configuration.dataDirectory)",
                 "clock": "\(configuration.clock.rawValue)", "profile": "\(configuration.policy.profileName)",
+                "appCgroups": "\((cgroups ?? nil) ?? "none (process groups only)")",
             ])
         if !AppProcessHost.appsDieWithTheDaemon {
             logger.warning(
