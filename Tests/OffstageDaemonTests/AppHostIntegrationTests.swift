@@ -304,6 +304,30 @@ struct AppHostIntegrationTests {
         #expect(access(cgroups.directory, F_OK) != 0)
     }
 
+    /// An app's resident memory, which memory pressure ranks apps by, is
+    /// that of all its processes: a helper holding 64 MiB counted for
+    /// nothing, and the app was ranked by its own few megabytes.
+    @Test func anAppsResidentMemoryCountsTheProcessesItStarted() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let directory = try temporaryDirectory()
+        let id = "com.example.Helper"
+        // The helper fills 64 MiB, then says so on its output, which the app waits for before its hello.
+        let helper = #"import sys, time; b = b'x' * (64 << 20); print('ready', flush=True); time.sleep(600)"#
+        let app = try scriptApp(
+            id, in: directory,
+            script: pythonAckingApp(
+                beforeHello: #"import subprocess, sys; p = subprocess.Popen([sys.executable, "-c", "\#(helper)"], stdout=subprocess.PIPE); p.stdout.readline()"#))
+        try await test.ok(["command": "install", "path": .string(app)])
+        try await test.ok(["command": "launch", "app": .string(id)])
+        let status = try await test.ok(["command": "status"])
+        let entry = try #require(status["apps"]?.arrayValue?.first { $0["bundleID"] == .string(id) })
+        let resident = try #require(entry["residentBytes"]?.intValue)
+        #expect(resident > 64 << 20, "\(resident) bytes")
+        try await test.ok(["command": "switcher", "action": "kill", "app": .string(id)])
+        try await test.daemon.processGone(id)
+    }
+
     /// A daemon killed outright leaves its cgroups, and in them the
     /// processes its apps started that left their groups (the apps die
     /// with it): the next daemon's start kills them and removes the cgroups.

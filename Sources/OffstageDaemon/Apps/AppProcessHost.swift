@@ -218,6 +218,16 @@ public struct AppProcessHost: Sendable {
         if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
     }
 
+    /// The app's resident memory in bytes: its process's, and where it has
+    /// a cgroup, that of every process it started, added up (shared pages
+    /// count once per process). Nil once the app's process is gone.
+    public func appResidentBytes(of pid: Int32) -> Int? {
+        guard let own = Self.residentBytes(of: pid) else { return nil }
+        return (cgroups?.processes(pid) ?? []).reduce(own) { total, other in
+            other == pid ? total : total + (Self.residentBytes(of: other) ?? 0)
+        }
+    }
+
     /// Resident memory in bytes, from `/proc/PID/statm`.
     public static func residentBytes(of pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8) else { return nil }

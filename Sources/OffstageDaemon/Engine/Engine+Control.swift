@@ -279,7 +279,7 @@ extension Engine {
             case "pressure":
                 var resident: [String: Int] = [:]
                 for (id, process) in processes {
-                    resident[id] = process.livePID.flatMap(AppProcessHost.residentBytes(of:)) ?? 0
+                    resident[id] = process.livePID.flatMap(host.appResidentBytes(of:)) ?? 0
                 }
                 // What it did (killed, freed) is the reply, for the CLI to say.
                 let before = log.lastSeq
@@ -430,7 +430,7 @@ extension Engine {
         if board.state(of: id) == .notRunning, board.hasProcess(id) || board.isLaunchPending(id) { object["launching"] = true }
         if let process = processes[id] {
             object["pid"] = JSONValue(Int(process.pid))
-            object["residentBytes"] = process.livePID.flatMap(AppProcessHost.residentBytes(of:)).map { JSONValue($0) } ?? .null
+            object["residentBytes"] = process.livePID.flatMap(host.appResidentBytes(of:)).map { JSONValue($0) } ?? .null
         }
         let tasks = board.openTasks(of: id)
         if !tasks.isEmpty {
