@@ -304,6 +304,41 @@ struct AppHostIntegrationTests {
         #expect(access(cgroups.directory, F_OK) != 0)
     }
 
+    /// A process the app started out of its group is frozen and thawed
+    /// with the app: it ran on while the app was suspended.
+    @Test func aProcessThatLeftItsAppsGroupIsFrozenAndThawedWithTheApp() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        let directory = try temporaryDirectory()
+        let marker = directory + "/escaped"
+        let id = "com.example.Escaper"
+        let app = try scriptApp(
+            id, in: directory,
+            script: pythonAckingApp(
+                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#))
+        try await test.ok(["command": "install", "path": .string(app)])
+        try await test.ok(["command": "launch", "app": .string(id)])
+        let escaped = try #require(pid_t(try String(contentsOfFile: marker, encoding: .utf8)))
+        defer { kill(escaped, SIGKILL) }
+        try #require(getsid(escaped) == escaped)
+        /// Stopped, or its SIGSTOP sent and not yet taken (`ShdPnd`, bit 19 - 1).
+        func stopped() throws -> Bool {
+            let status = try String(contentsOfFile: "/proc/\(escaped)/status", encoding: .utf8)
+            let field = { (name: String) in
+                status.split(separator: "\n").first { $0.hasPrefix(name + ":") }.map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+            }
+            let pending = field("ShdPnd").flatMap { UInt64($0, radix: 16) } ?? 0
+            return field("State")?.hasPrefix("T") == true || pending & (1 << 18) != 0
+        }
+        #expect(try !stopped())
+        try await test.ok(["command": "home"])  // suspended at once: no background task
+        #expect(try await test.events(kind: .state, app: id).last?.name == "suspended")
+        #expect(try stopped())
+        // A SIGCONT wakes a stopped process as it is sent.
+        try await test.ok(["command": "launch", "app": .string(id)])
+        #expect(try !stopped())
+    }
+
     /// An app's resident memory, which memory pressure ranks apps by, is
     /// that of all its processes: a helper holding 64 MiB counted for
     /// nothing, and the app was ranked by its own few megabytes.

@@ -11,8 +11,9 @@ import Synchronization
 /// started, but one that left the group (`setsid`, a daemonizing double
 /// fork) lived on after the app was killed, and after the daemon. A cgroup
 /// holds every descendant, wherever it went, and `cgroup.kill` ends them at
-/// once. Freezing stays with signals (`SIGSTOP` to the group): a process
-/// that left the group runs on while its app is suspended, and dies with it.
+/// once. Freezing stays with signals: `SIGSTOP` to the group, and to each
+/// process of the cgroup outside it (``stopOutside(_:)``), found when the
+/// app is frozen, so that a thaw reads nothing.
 ///
 /// Where: a directory `offstage.PID.TICKS.N` (the daemon's pid and start
 /// time, a count within its process) in the daemon's own cgroup, and in it
@@ -30,6 +31,9 @@ public final class AppCgroups: Sendable {
     public let directory: String
     /// The cgroup of each app process placed, by pid, until it is removed.
     private let placed = Mutex<[Int32: String]>([:])
+    /// The processes of each app's cgroup outside its group stopped with
+    /// the app, by app pid, to be continued with it.
+    private let stoppedOutside = Mutex<[Int32: [Int32]]>([:])
     /// Moving a process in has failed: the others are not tried.
     private let unusable = Atomic<Bool>(false)
 
@@ -93,9 +97,29 @@ public final class AppCgroups: Sendable {
         return Self.write("1", to: path + "/cgroup.kill")
     }
 
+    /// Stops (`SIGSTOP`) the processes in `pid`'s cgroup that are out of
+    /// its process group, which the caller stops with a signal of its own;
+    /// ``continueOutside(_:)`` continues them.
+    public func stopOutside(_ pid: Int32) {
+        guard let path = placed.withLock({ $0[pid] }) else { return }
+        let outside = Self.processes(in: path).filter { $0 != pid && getpgid($0) != pid }
+        guard !outside.isEmpty else { return }
+        for process in outside { _ = Glibc.kill(process, SIGSTOP) }
+        stoppedOutside.withLock { stopped in
+            stopped[pid] = Array(Set(stopped[pid, default: []] + outside)).sorted()
+        }
+    }
+
+    /// Continues (`SIGCONT`) what ``stopOutside(_:)`` stopped for `pid`.
+    public func continueOutside(_ pid: Int32) {
+        guard let stopped = stoppedOutside.withLock({ $0.removeValue(forKey: pid) }) else { return }
+        for process in stopped { _ = Glibc.kill(process, SIGCONT) }
+    }
+
     /// After `pid` has ended: kills what it left in its cgroup, waits for
     /// that to end (at most `limit`) and removes the cgroup.
     public func release(_ pid: Int32, within limit: Duration = .seconds(2)) {
+        stoppedOutside.withLock { _ = $0.removeValue(forKey: pid) }
         guard let path = placed.withLock({ $0.removeValue(forKey: pid) }) else { return }
         _ = Self.empty(path, within: limit)
     }

@@ -152,11 +152,18 @@ public struct AppProcessHost: Sendable {
     // so these signal the group: processes the app started are frozen,
     // thawed and killed with it, as an iOS app's whole sandbox is.
 
-    /// Freezes the app and the processes it started (SIGSTOP).
-    public func freeze(_ pid: Int32) { Self.signalGroup(pid, SIGSTOP) }
+    /// Freezes the app and the processes it started (SIGSTOP), also those
+    /// that left its group where it has a cgroup.
+    public func freeze(_ pid: Int32) {
+        Self.signalGroup(pid, SIGSTOP)
+        cgroups?.stopOutside(pid)
+    }
 
     /// Thaws the app and the processes it started (SIGCONT).
-    public func thaw(_ pid: Int32) { Self.signalGroup(pid, SIGCONT) }
+    public func thaw(_ pid: Int32) {
+        Self.signalGroup(pid, SIGCONT)
+        cgroups?.continueOutside(pid)
+    }
 
     /// Kills the app and the processes it started (SIGKILL); frozen ones
     /// die too, and so do those that left its group, where it has a cgroup.
