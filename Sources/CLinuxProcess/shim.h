@@ -1,7 +1,8 @@
 #ifndef OFFSTAGE_CLINUXPROCESS_SHIM_H
 #define OFFSTAGE_CLINUXPROCESS_SHIM_H
 
-// Linux process calls Swift cannot import from Glibc: pidfd_open and
+// Linux process calls Swift cannot import from Glibc: pidfd_open,
+// pidfd_send_signal and
 // sched_setaffinity (a GNU extension Swift's Glibc module leaves out) are
 // reached through the variadic syscall(), and Swift's Glibc module does not
 // show posix_spawn_file_actions_addclosefrom_np.
@@ -16,6 +17,17 @@
 static inline int offstage_pidfd_open(pid_t pid) {
 #ifdef SYS_pidfd_open
     return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// Sends `signal` to the process `pidfd` names (Linux 5.1): never to
+/// another process given its pid since; 0 or -1 (errno set).
+static inline int offstage_pidfd_send_signal(int pidfd, int signal) {
+#ifdef SYS_pidfd_send_signal
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
 #else
     errno = ENOSYS;
     return -1;

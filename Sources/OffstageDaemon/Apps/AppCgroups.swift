@@ -1,3 +1,4 @@
+import CLinuxProcess
 import Foundation
 import Synchronization
 
@@ -16,34 +17,46 @@ import Synchronization
 /// app is frozen, so that a thaw reads nothing.
 ///
 /// Where: a directory `offstage.PID.TICKS.N` (the daemon's pid and start
-/// time, a count within its process) in the daemon's own cgroup, and in it
-/// one per app process, named by its pid, made when the app is spawned and
-/// removed once it has ended and its processes with it. Where no cgroup can
-/// be made (no cgroup2 mount, no write access, a kernel before 5.14 without
-/// `cgroup.kill`) ``make()`` gives nil and apps are held by their process
-/// group only; where a process cannot be moved into one (a parent cgroup
-/// with controllers in its subtree) that app is.
+/// time, a count within its process) in the daemon's own cgroup, which the
+/// daemon holds an exclusive `flock` on while it runs, and in it one per app
+/// process (`PID.N`), made when the app is spawned and removed once it has
+/// ended and its processes with it. Where no cgroup can be made (no cgroup2
+/// mount, no write access, a kernel before 5.14 without `cgroup.kill`)
+/// ``make()`` gives nil and apps are held by their process group only;
+/// once a process cannot be moved into one (the daemon may not write its
+/// own cgroup's `cgroup.procs`, which a move needs, or a threaded cgroup),
+/// no later app is tried either.
 ///
 /// A process spawned is moved in right after `posix_spawn` returns: one it
 /// starts in its first microseconds, before it is moved, stays outside.
 public final class AppCgroups: Sendable {
     /// This daemon's directory, in the cgroup2 file system.
     public let directory: String
+    /// The directory, open and locked (`flock`) while the daemon runs: a
+    /// sweep skips a directory whose lock it cannot take, whatever the pid
+    /// in its name (a daemon in another pid namespace).
+    private let lock: Int32
     /// The cgroup of each app process placed, by pid, until it is removed.
     private let placed = Mutex<[Int32: String]>([:])
     /// The processes of each app's cgroup outside its group stopped with
-    /// the app, by app pid, to be continued with it.
+    /// the app, as pidfds by app pid, to be continued with it: a pid could
+    /// be another process's by then.
     private let stoppedOutside = Mutex<[Int32: [Int32]]>([:])
     /// Moving a process in has failed: the others are not tried.
     private let unusable = Atomic<Bool>(false)
+    private let count = Atomic<Int>(0)
 
     private static let made = Atomic<Int>(0)
 
-    init(directory: String) {
+    init(directory: String, lock: Int32) {
         self.directory = directory
+        self.lock = lock
     }
 
-    deinit { remove() }
+    deinit {
+        remove()
+        close(lock)
+    }
 
     /// Removes this daemon's directory, once its apps have ended (one
     /// still being reaped leaves it to the next daemon's sweep).
@@ -58,14 +71,16 @@ public final class AppCgroups: Sendable {
     public static func make() -> AppCgroups? {
         guard let own = ownCgroupDirectory(), let ticks = AppProcessHost.startTicks(of: getpid()) else { return nil }
         sweep(own)
-        let count = made.add(1, ordering: .relaxed).newValue
-        let directory = own + "/offstage.\(getpid()).\(ticks).\(count)"
+        let number = made.add(1, ordering: .relaxed).newValue
+        let directory = own + "/offstage.\(getpid()).\(ticks).\(number)"
         guard mkdir(directory, 0o755) == 0 else { return nil }
-        guard access(directory + "/cgroup.kill", W_OK) == 0 else {
+        let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0, access(directory + "/cgroup.kill", W_OK) == 0 else {
+            if lock >= 0 { close(lock) }
             rmdir(directory)
             return nil
         }
-        return AppCgroups(directory: directory)
+        return AppCgroups(directory: directory, lock: lock)
     }
 
     /// Moves `pid`, just spawned, into a cgroup of its own.
@@ -73,11 +88,8 @@ public final class AppCgroups: Sendable {
     @discardableResult
     public func place(_ pid: Int32) -> Bool {
         guard !unusable.load(ordering: .relaxed) else { return false }
-        let path = directory + "/\(pid)"
-        // A directory left with this pid (its process's removal timed out) is emptied first.
-        if mkdir(path, 0o755) != 0 {
-            guard errno == EEXIST, Self.empty(path), mkdir(path, 0o755) == 0 else { return false }
-        }
+        let path = directory + "/\(pid).\(count.add(1, ordering: .relaxed).newValue)"
+        guard mkdir(path, 0o755) == 0 else { return false }
         guard Self.write("\(pid)", to: path + "/cgroup.procs") else {
             if errno == EBUSY || errno == EACCES || errno == EPERM || errno == EOPNOTSUPP {
                 unusable.store(true, ordering: .relaxed)
@@ -102,26 +114,36 @@ public final class AppCgroups: Sendable {
     /// ``continueOutside(_:)`` continues them.
     public func stopOutside(_ pid: Int32) {
         guard let path = placed.withLock({ $0[pid] }) else { return }
-        let outside = Self.processes(in: path).filter { $0 != pid && getpgid($0) != pid }
-        guard !outside.isEmpty else { return }
-        for process in outside { _ = Glibc.kill(process, SIGSTOP) }
-        stoppedOutside.withLock { stopped in
-            stopped[pid] = Array(Set(stopped[pid, default: []] + outside)).sorted()
+        var stopped: [Int32] = []
+        for process in Self.processes(in: path) where process != pid && getpgid(process) != pid {
+            let descriptor = offstage_pidfd_open(process)
+            guard descriptor >= 0 else { continue }
+            if offstage_pidfd_send_signal(descriptor, SIGSTOP) == 0 {
+                stopped.append(descriptor)
+            } else {
+                close(descriptor)
+            }
         }
+        guard !stopped.isEmpty else { return }
+        stoppedOutside.withLock { $0[pid, default: []] += stopped }
     }
 
     /// Continues (`SIGCONT`) what ``stopOutside(_:)`` stopped for `pid`.
     public func continueOutside(_ pid: Int32) {
         guard let stopped = stoppedOutside.withLock({ $0.removeValue(forKey: pid) }) else { return }
-        for process in stopped { _ = Glibc.kill(process, SIGCONT) }
+        for descriptor in stopped {
+            _ = offstage_pidfd_send_signal(descriptor, SIGCONT)
+            close(descriptor)
+        }
     }
 
-    /// After `pid` has ended: kills what it left in its cgroup, waits for
+    /// After `pid` has ended (and before it is reaped, so that its pid is
+    /// no other's meanwhile): kills what it left in its cgroup, waits for
     /// that to end (at most `limit`) and removes the cgroup.
     public func release(_ pid: Int32, within limit: Duration = .seconds(2)) {
-        stoppedOutside.withLock { _ = $0.removeValue(forKey: pid) }
+        for descriptor in stoppedOutside.withLock({ $0.removeValue(forKey: pid) }) ?? [] { close(descriptor) }
         guard let path = placed.withLock({ $0.removeValue(forKey: pid) }) else { return }
-        _ = Self.empty(path, within: limit)
+        _ = Self.empty(path, until: .now + limit)
     }
 
     /// The processes in `pid`'s cgroup, in pid order (empty when it has none).
@@ -172,33 +194,39 @@ public final class AppCgroups: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Removes the directories in `parent` of daemons no longer running
-    /// (pid gone, or another process's now), killing what is left in them.
-    static func sweep(_ parent: String) {
+    /// Removes the directories in `parent` of daemons no longer running,
+    /// killing what is left in them; gives up on the rest at `deadline`.
+    /// A directory is a dead daemon's when it is this user's, its lock can
+    /// be taken (a running daemon holds it, in whatever pid namespace), and
+    /// its name's pid is not its daemon's (one just made, not yet locked).
+    static func sweep(_ parent: String, until deadline: ContinuousClock.Instant = .now + .seconds(2)) {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
-        for entry in entries where entry.hasPrefix("offstage.") {
+        for entry in entries where entry.hasPrefix("offstage.") && ContinuousClock.now < deadline {
             let parts = entry.split(separator: ".")
             guard parts.count == 4, let pid = Int32(parts[1]), let ticks = UInt64(parts[2]), Int(parts[3]) != nil else { continue }
             if AppProcessHost.startTicks(of: pid) == ticks { continue }  // its daemon runs
             let directory = parent + "/" + entry
-            for app in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where Int32(app) != nil {
-                _ = empty(directory + "/" + app)
-            }
-            rmdir(directory)
+            var info = stat()
+            guard stat(directory, &info) == 0, info.st_uid == geteuid() else { continue }
+            let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard lock >= 0 else { continue }
+            defer { close(lock) }
+            guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { continue }
+            _ = empty(directory, until: deadline)
         }
     }
 
-    /// Kills everything in the cgroup at `path`, waits for it to be empty
-    /// (`populated 0` in `cgroup.events`, awaited, not polled) at most
-    /// `limit`, and removes it. Whether it was removed.
+    /// Kills everything in the cgroup at `path` and below, waits for it to
+    /// be empty (`populated 0` in `cgroup.events`, awaited, not polled) at
+    /// most until `deadline`, and removes it with the cgroups made below it,
+    /// deepest first. Whether it was removed.
     @discardableResult
-    static func empty(_ path: String, within limit: Duration = .seconds(2)) -> Bool {
+    static func empty(_ path: String, until deadline: ContinuousClock.Instant) -> Bool {
         if rmdir(path) == 0 { return true }
         _ = write("1", to: path + "/cgroup.kill")
         let events = open(path + "/cgroup.events", O_RDONLY | O_CLOEXEC)
         if events >= 0 {
             defer { close(events) }
-            let deadline = ContinuousClock.now + limit
             // A change of the file wakes a poll for POLLPRI; each read is from the start.
             while isPopulated(events) {
                 let left = deadline - .now
@@ -208,7 +236,24 @@ public final class AppCgroups: Sendable {
                 if poll(&entry, 1, milliseconds) < 0, errno != EINTR { break }
             }
         }
-        return rmdir(path) == 0
+        return removeTree(path, until: deadline)
+    }
+
+    /// Removes the empty cgroup at `path` and those below it, deepest
+    /// first. Just emptied, a cgroup can refuse for a moment (`EBUSY`):
+    /// tried again each millisecond until `deadline`.
+    private static func removeTree(_ path: String, until deadline: ContinuousClock.Instant) -> Bool {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            var info = stat()
+            let below = path + "/" + entry
+            if stat(below, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { _ = removeTree(below, until: deadline) }
+        }
+        while rmdir(path) != 0 {
+            guard errno == EBUSY, ContinuousClock.now < deadline else { return false }
+            var none = pollfd(fd: -1, events: 0, revents: 0)
+            _ = poll(&none, 0, 1)
+        }
+        return true
     }
 
     /// Whether `cgroup.events` (open at `descriptor`) says `populated 1`.

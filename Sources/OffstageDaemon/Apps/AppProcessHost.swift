@@ -117,15 +117,18 @@ public struct AppProcessHost: Sendable {
             if exitDescriptor >= 0 {
                 _ = awaitReadable(exitDescriptor, within: nil)
                 close(exitDescriptor)
-                // Processes the app started die with it, as on iOS. Not yet
-                // reaped, the app holds its pid (the group's id) for this.
-                _ = kill(-child, SIGKILL)
-                // Those that left its group too: its cgroup is emptied and removed.
-                cgroups?.release(child)
+            } else {
+                // No pidfd: its exit seen, not reaped (woken for nothing by each stop and continue).
+                var info = siginfo_t()
+                while waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
             }
+            // Processes the app started die with it, as on iOS. Not yet
+            // reaped, the app holds its pid (the group's id) for this.
+            _ = kill(-child, SIGKILL)
+            // Those that left its group too: its cgroup is emptied and removed.
+            cgroups?.release(child)
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-            if exitDescriptor < 0 { cgroups?.release(child) }
             let signal = status & 0x7f
             onExit(signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal))
         }

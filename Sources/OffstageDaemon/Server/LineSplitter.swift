@@ -14,7 +14,8 @@ import NIOCore
 /// whole line, which is passed on as a slice of the read buffer, without
 /// the general decoder's accumulation and state machine around it. A line
 /// split across reads is kept until its newline arrives; one left without a
-/// newline when the peer goes away is dropped (it went away mid-message);
+/// newline when the peer goes away is dropped (it went away mid-message),
+/// and passed on when the peer only shut down its writing side;
 /// only its own bytes are kept, so a peer whose reads always end mid-line
 /// does not grow the buffer. Once a handler after this one closes the
 /// channel, the rest of the read is dropped. A read that arrives while a
@@ -71,6 +72,17 @@ final class LineSplitter: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         pending = nil
         context.fireChannelInactive()
+    }
+
+    /// A peer that shut down its writing side (a control client's `nc -N`,
+    /// where half-closure is allowed) has said all it will: what it sent
+    /// after its last newline is its last line.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent, !failed, !splitting, let last = pending, last.readableBytes > 0 {
+            pending = nil
+            context.fireChannelRead(wrapInboundOut(last))
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     private func fail(_ context: ChannelHandlerContext) {
