@@ -36,17 +36,43 @@ public final class AppCgroups: Sendable {
     /// sweep skips a directory whose lock it cannot take, whatever the pid
     /// in its name (a daemon in another pid namespace).
     private let lock: Int32
-    /// The cgroup of each app process placed, by pid, until it is removed.
-    private let placed = Mutex<[Int32: String]>([:])
-    /// The processes of each app's cgroup outside its group stopped with
-    /// the app, as pidfds by app pid, to be continued with it: a pid could
-    /// be another process's by then.
-    private let stoppedOutside = Mutex<[Int32: [Int32]]>([:])
+    /// What the daemon's apps have, in one lock: the freeze of an app (on
+    /// the engine's loop) and its end (on its wait thread) may meet.
+    private let state = Mutex(Placement())
     /// Moving a process in has failed: the others are not tried.
     private let unusable = Atomic<Bool>(false)
     private let count = Atomic<Int>(0)
 
     private static let made = Atomic<Int>(0)
+
+    struct Placement {
+        /// The cgroup of each app process placed, by pid, until it is removed.
+        var placed: [Int32: String] = [:]
+        /// The processes of each app's cgroup outside its group stopped
+        /// with the app, by app pid, to be continued with it.
+        var stopped: [Int32: [Stopped]] = [:]
+    }
+
+    /// A process stopped with its app: through a pidfd where one could be
+    /// opened (a pid could be another process's by the thaw), by its pid
+    /// past ``pidfdsPerApp`` or where pidfds are refused.
+    struct Stopped {
+        var pid: Int32
+        var pidfd: Int32?
+
+        func signal(_ signal: Int32) -> Bool {
+            if let pidfd { return offstage_pidfd_send_signal(pidfd, signal) == 0 }
+            return Glibc.kill(pid, signal) == 0
+        }
+
+        func close() {
+            if let pidfd { _ = Glibc.close(pidfd) }
+        }
+    }
+
+    /// Pidfds kept for one frozen app at most: an app with thousands of
+    /// processes outside its group must not use up the daemon's descriptors.
+    static let pidfdsPerApp = 64
 
     init(directory: String, lock: Int32) {
         self.directory = directory
@@ -71,16 +97,26 @@ public final class AppCgroups: Sendable {
     public static func make() -> AppCgroups? {
         guard let own = ownCgroupDirectory(), let ticks = AppProcessHost.startTicks(of: getpid()) else { return nil }
         sweep(own)
-        let number = made.add(1, ordering: .relaxed).newValue
-        let directory = own + "/offstage.\(getpid()).\(ticks).\(number)"
-        guard mkdir(directory, 0o755) == 0 else { return nil }
-        let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0, access(directory + "/cgroup.kill", W_OK) == 0 else {
-            if lock >= 0 { close(lock) }
-            rmdir(directory)
-            return nil
+        // A sweep in another pid namespace may take a directory between its
+        // mkdir and its lock (its name's pid names nothing there): another is made.
+        for _ in 0..<3 {
+            let number = made.add(1, ordering: .relaxed).newValue
+            let directory = own + "/offstage.\(getpid()).\(ticks).\(number)"
+            guard mkdir(directory, 0o755) == 0 else { return nil }
+            let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard lock >= 0 else { continue }  // removed by such a sweep already
+            guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+                close(lock)  // that sweep holds it, and removes it
+                continue
+            }
+            guard access(directory + "/cgroup.kill", W_OK) == 0 else {
+                close(lock)
+                rmdir(directory)
+                return nil
+            }
+            return AppCgroups(directory: directory, lock: lock)
         }
-        return AppCgroups(directory: directory, lock: lock)
+        return nil
     }
 
     /// Moves `pid`, just spawned, into a cgroup of its own.
@@ -97,7 +133,7 @@ public final class AppCgroups: Sendable {
             rmdir(path)
             return false
         }
-        placed.withLock { $0[pid] = path }
+        state.withLock { $0.placed[pid] = path }
         return true
     }
 
@@ -105,35 +141,49 @@ public final class AppCgroups: Sendable {
     /// false when it has none.
     @discardableResult
     public func kill(_ pid: Int32) -> Bool {
-        guard let path = placed.withLock({ $0[pid] }) else { return false }
+        guard let path = state.withLock({ $0.placed[pid] }) else { return false }
         return Self.write("1", to: path + "/cgroup.kill")
     }
 
     /// Stops (`SIGSTOP`) the processes in `pid`'s cgroup that are out of
     /// its process group, which the caller stops with a signal of its own;
-    /// ``continueOutside(_:)`` continues them.
+    /// ``continueOutside(_:)`` continues them. Each is signalled once its
+    /// pidfd is open and `cgroup.procs`, read again, still lists it: a pid
+    /// reused between the two reads is another process's, not in the cgroup.
     public func stopOutside(_ pid: Int32) {
-        guard let path = placed.withLock({ $0[pid] }) else { return }
-        var stopped: [Int32] = []
-        for process in Self.processes(in: path) where process != pid && getpgid(process) != pid {
-            let descriptor = offstage_pidfd_open(process)
-            guard descriptor >= 0 else { continue }
-            if offstage_pidfd_send_signal(descriptor, SIGSTOP) == 0 {
-                stopped.append(descriptor)
+        guard let path = state.withLock({ $0.placed[pid] }) else { return }
+        let outside = Self.processes(in: path).filter { $0 != pid && getpgid($0) != pid }
+        guard !outside.isEmpty else { return }
+        var candidates: [Stopped] = []
+        for process in outside {
+            let descriptor = candidates.count < Self.pidfdsPerApp ? offstage_pidfd_open(process) : -1
+            candidates.append(Stopped(pid: process, pidfd: descriptor >= 0 ? descriptor : nil))
+        }
+        let still = Set(Self.processes(in: path))
+        var stopped: [Stopped] = []
+        for candidate in candidates {
+            if still.contains(candidate.pid), candidate.signal(SIGSTOP) {
+                stopped.append(candidate)
             } else {
-                close(descriptor)
+                candidate.close()
             }
         }
         guard !stopped.isEmpty else { return }
-        stoppedOutside.withLock { $0[pid, default: []] += stopped }
+        // Stored only while the app is placed: its end (release) may have come meanwhile.
+        let kept = state.withLock { state -> Bool in
+            guard state.placed[pid] == path else { return false }
+            state.stopped[pid, default: []] += stopped
+            return true
+        }
+        if !kept { for process in stopped { process.close() } }
     }
 
     /// Continues (`SIGCONT`) what ``stopOutside(_:)`` stopped for `pid`.
     public func continueOutside(_ pid: Int32) {
-        guard let stopped = stoppedOutside.withLock({ $0.removeValue(forKey: pid) }) else { return }
-        for descriptor in stopped {
-            _ = offstage_pidfd_send_signal(descriptor, SIGCONT)
-            close(descriptor)
+        guard let stopped = state.withLock({ $0.stopped.removeValue(forKey: pid) }) else { return }
+        for process in stopped {
+            _ = process.signal(SIGCONT)
+            process.close()
         }
     }
 
@@ -141,14 +191,17 @@ public final class AppCgroups: Sendable {
     /// no other's meanwhile): kills what it left in its cgroup, waits for
     /// that to end (at most `limit`) and removes the cgroup.
     public func release(_ pid: Int32, within limit: Duration = .seconds(2)) {
-        for descriptor in stoppedOutside.withLock({ $0.removeValue(forKey: pid) }) ?? [] { close(descriptor) }
-        guard let path = placed.withLock({ $0.removeValue(forKey: pid) }) else { return }
+        let (path, stopped) = state.withLock { state in
+            (state.placed.removeValue(forKey: pid), state.stopped.removeValue(forKey: pid) ?? [])
+        }
+        for process in stopped { process.close() }
+        guard let path else { return }
         _ = Self.empty(path, until: .now + limit)
     }
 
     /// The processes in `pid`'s cgroup, in pid order (empty when it has none).
     public func processes(_ pid: Int32) -> [Int32] {
-        guard let path = placed.withLock({ $0[pid] }) else { return [] }
+        guard let path = state.withLock({ $0.placed[pid] }) else { return [] }
         return Self.processes(in: path)
     }
 
