@@ -264,6 +264,27 @@ struct AppHostIntegrationTests {
         #expect(try await test.pid(stateLab) != nil)
     }
 
+    /// Installs and launches app `id`, which starts a `sleep` in a session
+    /// of its own (`setsid`: out of its process group) before its hello;
+    /// `afterAck` is one Python statement run after each ack. Returns the
+    /// daemon's cgroups (required: the point of these tests) and the
+    /// sleep's pid.
+    func launchEscaper(_ id: String, on test: TestDaemon, afterAck: String = "pass") async throws -> (AppCgroups, pid_t) {
+        let cgroups = try #require(
+            try await test.daemon.engine.submit { $0.host.cgroups }.get(),
+            "the daemon could not make a cgroup (cgroup2 mounted, writable, with cgroup.kill: kernel 5.14+)")
+        let directory = try temporaryDirectory()
+        let marker = directory + "/escaped"
+        let app = try scriptApp(
+            id, in: directory,
+            script: pythonAckingApp(
+                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#,
+                afterAck: afterAck))
+        try await test.ok(["command": "install", "path": .string(app)])
+        try await test.ok(["command": "launch", "app": .string(id)])
+        return (cgroups, try #require(pid_t(try String(contentsOfFile: marker, encoding: .utf8))))
+    }
+
     /// An app that starts a process in a session of its own (`setsid`),
     /// out of the app's process group: signals to the group missed it, and
     /// it outlived the app. In the app's cgroup it dies with the app,
@@ -272,21 +293,10 @@ struct AppHostIntegrationTests {
     func aProcessThatLeftItsAppsGroupDiesWithTheApp(how: String) async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        let cgroups = try #require(
-            try await test.daemon.engine.submit { $0.host.cgroups }.get(),
-            "the daemon could not make a cgroup (cgroup2 mounted, writable, with cgroup.kill: kernel 5.14+)")
-        let directory = try temporaryDirectory()
-        let marker = directory + "/escaped"
         let id = "com.example.Escaper"
-        let app = try scriptApp(
-            id, in: directory,
-            script: pythonAckingApp(
-                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#,
-                afterAck: how == "app exits" ? #"if message["name"] == "applicationWillResignActive:": os._exit(0)"# : "pass"))
-        try await test.ok(["command": "install", "path": .string(app)])
-        try await test.ok(["command": "launch", "app": .string(id)])
+        let (cgroups, escaped) = try await launchEscaper(
+            id, on: test, afterAck: how == "app exits" ? #"if message["name"] == "applicationWillResignActive:": os._exit(0)"# : "pass")
         let appPID = try #require(try await test.pid(id))
-        let escaped = try #require(pid_t(try String(contentsOfFile: marker, encoding: .utf8)))
         let exit = offstage_pidfd_open(escaped)
         try #require(exit >= 0)
         defer { close(exit) }
@@ -312,16 +322,8 @@ struct AppHostIntegrationTests {
     @Test func aProcessThatLeftItsAppsGroupIsFrozenAndThawedWithTheApp() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
-        let directory = try temporaryDirectory()
-        let marker = directory + "/escaped"
         let id = "com.example.Escaper"
-        let app = try scriptApp(
-            id, in: directory,
-            script: pythonAckingApp(
-                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#))
-        try await test.ok(["command": "install", "path": .string(app)])
-        try await test.ok(["command": "launch", "app": .string(id)])
-        let escaped = try #require(pid_t(try String(contentsOfFile: marker, encoding: .utf8)))
+        let (_, escaped) = try await launchEscaper(id, on: test)
         defer { kill(escaped, SIGKILL) }
         try #require(getsid(escaped) == escaped)
         /// Stopped, or its SIGSTOP sent and not yet taken (`ShdPnd`, bit 19 - 1).
