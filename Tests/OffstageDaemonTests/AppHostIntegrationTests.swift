@@ -244,8 +244,9 @@ struct AppHostIntegrationTests {
     /// has not left: its command, queued behind a hung app, runs in its turn
     /// and the reply reaches it. End of input used to close the connection,
     /// and the command was dropped as if the client had gone.
-    /// Its last line needs no newline: the end of its input ends it.
-    @Test(arguments: ["\n", ""])
+    /// Its last line needs no newline: the end of its input ends it. A
+    /// blank line asks nothing (it was answered with an error).
+    @Test(arguments: ["\n", "", "\n\n"])
     func aCommandWhoseClientHalfClosedIsRunAndAnswered(lineEnd: String) async throws {
         let (test, home) = try await homeBehindBlockingApp(["command": "home"])
         defer { Task { await test.stop() } }
@@ -269,7 +270,7 @@ struct AppHostIntegrationTests {
     /// `afterAck` is one Python statement run after each ack. Returns the
     /// daemon's cgroups (required: the point of these tests) and the
     /// sleep's pid.
-    func launchEscaper(_ id: String, on test: TestDaemon, afterAck: String = "pass") async throws -> (AppCgroups, pid_t) {
+    func launchEscaper(_ id: String, on test: TestDaemon, afterAck: String = "pass", nested: Bool = false) async throws -> (AppCgroups, pid_t) {
         let cgroups = try #require(
             try await test.daemon.engine.submit { $0.host.cgroups }.get(),
             "the daemon could not make a cgroup (cgroup2 mounted, writable, with cgroup.kill: kernel 5.14+)")
@@ -278,7 +279,7 @@ struct AppHostIntegrationTests {
         let app = try scriptApp(
             id, in: directory,
             script: pythonAckingApp(
-                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); open("\#(marker)", "w").write(str(p.pid))"#,
+                beforeHello: #"import subprocess; p = subprocess.Popen(["sleep", "600"], start_new_session=True); \#(nested ? moveIntoSubCgroup : "") open("\#(marker)", "w").write(str(p.pid))"#,
                 afterAck: afterAck))
         try await test.ok(["command": "install", "path": .string(app)])
         try await test.ok(["command": "launch", "app": .string(id)])
@@ -317,13 +318,20 @@ struct AppHostIntegrationTests {
         #expect(access(cgroups.directory, F_OK) != 0)
     }
 
+    /// Python moving process `p` into a cgroup `sub` made in the app's own.
+    let moveIntoSubCgroup = #"c = open("/proc/self/cgroup").read().split("0::")[1].split("\n")[0]; m = [l.split()[4] for l in open("/proc/self/mountinfo") if " - cgroup2 " in l][0]; os.mkdir(m + c + "/sub"); open(m + c + "/sub/cgroup.procs", "w").write(str(p.pid));"#
+
     /// A process the app started out of its group is frozen and thawed
-    /// with the app: it ran on while the app was suspended.
-    @Test func aProcessThatLeftItsAppsGroupIsFrozenAndThawedWithTheApp() async throws {
+    /// with the app: it ran on while the app was suspended. Also one in a
+    /// cgroup the app made below its own (it was missed).
+    @Test(arguments: [false, true])
+    func aProcessThatLeftItsAppsGroupIsFrozenAndThawedWithTheApp(nested: Bool) async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }
         let id = "com.example.Escaper"
-        let (_, escaped) = try await launchEscaper(id, on: test)
+        let (cgroups, escaped) = try await launchEscaper(id, on: test, nested: nested)
+        let appPID = try #require(try await test.pid(id))
+        #expect(cgroups.processes(appPID).contains(escaped))
         defer { kill(escaped, SIGKILL) }
         try #require(getsid(escaped) == escaped)
         /// Stopped, or its SIGSTOP sent and not yet taken (`ShdPnd`, bit 19 - 1).
@@ -388,6 +396,14 @@ struct AppHostIntegrationTests {
         defer { for pointer in argv { free(pointer) } }
         try #require(posix_spawn(&dead, "/bin/true", nil, nil, argv, environ) == 0)
         while waitpid(dead, nil, 0) == -1 && errno == EINTR {}
+        // A daemon killed and not yet reaped (a zombie): its pid and start time still match.
+        var zombie: pid_t = 0
+        try #require(posix_spawn(&zombie, "/bin/true", nil, nil, argv, environ) == 0)
+        defer { waitpid(zombie, nil, 0) }
+        var exited = siginfo_t()
+        try #require(waitid(P_PID, id_t(zombie), &exited, WEXITED | WNOWAIT) == 0)
+        let zombieTicks = try #require(AppProcessHost.startTicks(of: zombie))
+        let names = ["offstage.\(dead).1.1", "offstage.\(dead).1.2", "offstage.\(zombie).\(zombieTicks).1"]
         var leftovers: [(directory: String, pid: pid_t, exit: Int32)] = []
         // Whatever is left, killed and removed (the parent last, by the defer above).
         defer {
@@ -397,8 +413,8 @@ struct AppHostIntegrationTests {
                 close(leftover.exit)
             }
         }
-        for number in 1...2 {
-            let directory = parent + "/offstage.\(dead).1.\(number)"
+        for name in names {
+            let directory = parent + "/" + name
             try #require(mkdir(directory, 0o755) == 0 && mkdir(directory + "/4242.1", 0o755) == 0)
             let pid = try spawnProcess(
                 executable: "/bin/sleep", arguments: ["600"], environment: nil, outputPath: "/dev/null", ownProcessGroup: true)
@@ -416,8 +432,10 @@ struct AppHostIntegrationTests {
         try #require(lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0)
         defer { close(lock) }
         AppCgroups.sweep(parent)
-        #expect(awaitReadable(leftovers[0].exit, within: .seconds(10)), "the process left in a dead daemon's cgroup lives on")
-        #expect(access(leftovers[0].directory, F_OK) != 0)
+        for leftover in [leftovers[0], leftovers[2]] {
+            #expect(awaitReadable(leftover.exit, within: .seconds(10)), "the process left in \(leftover.directory) lives on")
+            #expect(access(leftover.directory, F_OK) != 0)
+        }
         #expect(!awaitReadable(leftovers[1].exit, within: .zero), "a running daemon's app was killed")
         #expect(access(leftovers[1].directory + "/4242.1", F_OK) == 0)
     }

@@ -257,7 +257,10 @@ public final class AppCgroups: Sendable {
         for entry in entries where entry.hasPrefix("offstage.") && ContinuousClock.now < deadline {
             let parts = entry.split(separator: ".")
             guard parts.count == 4, let pid = Int32(parts[1]), let ticks = UInt64(parts[2]), Int(parts[3]) != nil else { continue }
-            if AppProcessHost.startTicks(of: pid) == ticks { continue }  // its daemon runs
+            // Its daemon runs (a zombie, killed and not yet reaped, does not).
+            if AppProcessHost.startTicks(of: pid) == ticks, let state = AppProcessHost.state(of: pid), !AppProcessHost.isDead(state) {
+                continue
+            }
             let directory = parent + "/" + entry
             var info = stat()
             guard stat(directory, &info) == 0, info.st_uid == geteuid() else { continue }
@@ -296,11 +299,7 @@ public final class AppCgroups: Sendable {
     /// first. Just emptied, a cgroup can refuse for a moment (`EBUSY`):
     /// tried again each millisecond until `deadline`.
     private static func removeTree(_ path: String, until deadline: ContinuousClock.Instant) -> Bool {
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            var info = stat()
-            let below = path + "/" + entry
-            if stat(below, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { _ = removeTree(below, until: deadline) }
-        }
+        for below in subdirectories(of: path) { _ = removeTree(below, until: deadline) }
         while rmdir(path) != 0 {
             guard errno == EBUSY, ContinuousClock.now < deadline else { return false }
             var none = pollfd(fd: -1, events: 0, revents: 0)
@@ -317,9 +316,31 @@ public final class AppCgroups: Sendable {
         return String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("populated 1")
     }
 
+    /// The processes in the cgroup at `path` and in those made below it
+    /// (an app's helper may move itself into one of its own), in pid order.
     static func processes(in path: String) -> [Int32] {
-        guard let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { Int32($0) }.sorted()
+        var found: [Int32] = []
+        if let text = try? String(contentsOfFile: path + "/cgroup.procs", encoding: .utf8) {
+            found = text.split(separator: "\n").compactMap { Int32($0) }
+        }
+        for below in subdirectories(of: path) { found += processes(in: below) }
+        return found.sorted()
+    }
+
+    /// The cgroups made in the one at `path` (one `getdents`, no `stat`:
+    /// read on every freeze).
+    static func subdirectories(of path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var found: [String] = []
+        while let entry = readdir(directory) {
+            guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { found.append(path + "/" + name) }
+        }
+        return found
     }
 
     /// Writes `text` to a cgroup file in one call; false (with `errno`) when refused.

@@ -21,6 +21,8 @@ final class ControlHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
         let channel = context.channel
+        // A blank line (`printf '…\n\n'`) asks nothing, as on the app socket.
+        if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
         let request: JSONValue
         do {
             request = try JSONValue(parsing: line.readableBytesView)
