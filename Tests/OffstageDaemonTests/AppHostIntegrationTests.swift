@@ -240,6 +240,24 @@ struct AppHostIntegrationTests {
         #expect(try await test.pid(stateLab) == nil)
     }
 
+    /// Replies on one connection come in the order of its requests: a
+    /// `status` sent after a `launch` that waits behind a hung app answered
+    /// first, describing the state before that launch.
+    @Test func repliesOnOneConnectionComeInTheOrderOfItsRequests() async throws {
+        let (test, home) = try await homeBehindBlockingApp(["command": "home"])
+        defer { Task { await test.stop() } }
+        let client = try LineSocket(connectingTo: test.directory + "/control.sock")
+        client.deadline = .now + .seconds(30)
+        try client.send(["command": "launch", "app": .string(stateLab), "id": 1])
+        try client.send(["command": "status", "id": 2])
+        _ = try await home.value
+        let first = try #require(try client.receive())
+        let second = try #require(try client.receive())
+        #expect(first["id"] == 1 && first["ok"] == true, "\(first.jsonText)")
+        #expect(second["id"] == 2, "\(second.jsonText)")
+        #expect(second["result"]?["foreground"] == .string(stateLab), "\(second.jsonText)")
+    }
+
     /// A client that shuts down its writing side after its request (`nc -N`)
     /// has not left: its command, queued behind a hung app, runs in its turn
     /// and the reply reaches it. End of input used to close the connection,

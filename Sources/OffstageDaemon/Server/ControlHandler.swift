@@ -1,7 +1,10 @@
 import NIOCore
 import OffstageCore
 
-/// One control connection: a JSON request per line, a JSON reply per line.
+/// One control connection: a JSON request per line, a JSON reply per line,
+/// in the order of the requests: a request is taken up once the one before
+/// it on the connection has its reply (a `status` sent after a `launch`
+/// that waits behind a hung app describes the state after that launch).
 /// `{"command":"events","follow":true}` streams events until the client leaves.
 final class ControlHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -13,6 +16,15 @@ final class ControlHandler: ChannelInboundHandler {
     /// Requests not yet answered, and replies not yet written: a client
     /// whose input has closed is hung up on once both are none.
     private var unanswered = 0
+    /// Requests read while one before them waits for its reply, in order
+    /// (a line that did not parse: its error).
+    private var queued: [Result<JSONValue, ControlLineError>] = []
+    /// A command of this connection is with the engine.
+    private var commandUnderWay = false
+
+    struct ControlLineError: Error {
+        var message: String
+    }
 
     init(engine: NIOLoopBound<Engine>) {
         self.engine = engine
@@ -20,16 +32,28 @@ final class ControlHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
-        let channel = context.channel
         // A blank line (`printf '…\n\n'`) asks nothing, as on the app socket.
         if line.readableBytesView.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
-        let request: JSONValue
         do {
-            request = try JSONValue(parsing: line.readableBytesView)
+            queued.append(.success(try JSONValue(parsing: line.readableBytesView)))
         } catch {
-            write(ControlReply.failure("malformed request: \(error)").json, on: channel)
-            return
+            queued.append(.failure(ControlLineError(message: "malformed request: \(error)")))
         }
+        takeUpNext(context.channel)
+    }
+
+    /// Takes up the requests queued, in order, until one goes to the engine.
+    private func takeUpNext(_ channel: Channel) {
+        while !commandUnderWay, !queued.isEmpty {
+            switch queued.removeFirst() {
+            case .failure(let error): write(ControlReply.failure(error.message).json, on: channel)
+            case .success(let request): take(request, on: channel)
+            }
+        }
+        hangUpIfDone(channel)
+    }
+
+    private func take(_ request: JSONValue, on channel: Channel) {
         let engine = self.engine.value
         let id = request["id"]
         if request["command"]?.stringValue == "events", request["follow"]?.boolValue == true {
@@ -52,6 +76,7 @@ final class ControlHandler: ChannelInboundHandler {
                 reply = .object(members)
             }
             write(withID(reply, id), on: channel)
+            if let subscription { engine.log.unsubscribe(subscription) }
             subscription = engine.log.subscribe { event in
                 // The daemon's stop reaches every follower, whatever its
                 // filter: the end of the stream without it reads as a crash.
@@ -64,6 +89,7 @@ final class ControlHandler: ChannelInboundHandler {
         }
         // A command still waiting for its turn when its client leaves (Ctrl-C, --timeout) is dropped.
         unanswered += 1
+        commandUnderWay = true
         let bound = NIOLoopBound(self, eventLoop: channel.eventLoop)
         engine.control(request, stillWanted: { channel.isActive }).whenComplete { result in
             let reply: ControlReply
@@ -71,9 +97,12 @@ final class ControlHandler: ChannelInboundHandler {
             case .success(let value): reply = value
             case .failure(let error): reply = .failure("\(error)")
             }
+            let handler = bound.value
             // Counted by the write from here on (a write done at once completes inside it).
-            bound.value.unanswered -= 1
-            bound.value.write(withID(reply.json, id), on: channel)
+            handler.unanswered -= 1
+            handler.commandUnderWay = false
+            handler.write(withID(reply.json, id), on: channel)
+            handler.takeUpNext(channel)
         }
     }
 
@@ -88,13 +117,20 @@ final class ControlHandler: ChannelInboundHandler {
     /// Closes a connection whose client has no more to send once every
     /// request has its reply (a follower of events stays, for the events).
     private func hangUpIfDone(_ channel: Channel) {
-        guard inputClosed, unanswered == 0, subscription == nil else { return }
+        guard inputClosed, unanswered == 0, queued.isEmpty, !commandUnderWay, subscription == nil else { return }
         channel.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let subscription { engine.value.log.unsubscribe(subscription) }
         subscription = nil
+        // The commands it sent after one still waiting are dropped in their
+        // turn, each with its commandDropped event, as that one is.
+        let left = queued
+        queued = []
+        for case .success(let request) in left where request["command"]?.stringValue != nil {
+            _ = engine.value.control(request, stillWanted: { false })
+        }
         context.fireChannelInactive()
     }
 
