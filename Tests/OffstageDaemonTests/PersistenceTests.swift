@@ -218,6 +218,45 @@ struct PersistenceTests {
         await test.stop()
     }
 
+    /// A process a dead daemon's app started outside its group (`setsid`),
+    /// left in the app's cgroup: the next daemon's sweep kills it, and the
+    /// app's `orphanKilled` names it, as for what is left in its group (the
+    /// kill said nothing). In a cgroup parent of the test's own, which no
+    /// other test's daemon sweeps.
+    @Test func aProcessLeftInADeadDaemonsAppCgroupIsKilledAndLogged() async throws {
+        let own = try #require(AppCgroups.ownCgroupDirectory(), "no cgroup2 mount")
+        let parent = own + "/orphan-test.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        try #require(mkdir(parent, 0o755) == 0, "cannot make a cgroup in \(own)")
+        defer { _ = AppCgroups.empty(parent, until: .now + .seconds(5)) }
+        let directory = try temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        // The app: exited (killed with its daemon), its pid and start time recorded.
+        let app = try spawnProcess(
+            executable: "/bin/sleep", arguments: ["600"], environment: nil, outputPath: "/dev/null", ownProcessGroup: true)
+        let ticks = try #require(AppProcessHost.startTicks(of: app))
+        #expect(kill(app, SIGKILL) == 0)
+        while waitpid(app, nil, 0) == -1 && errno == EINTR {}
+        try recordOrphan(in: directory, pid: app, ticks: ticks, token: "t0k3n")
+        // What it left: a process in a group of its own, in the app's cgroup of a dead daemon.
+        let cgroup = parent + "/offstage.\(app).1.1/\(app).1"
+        try #require(mkdir(parent + "/offstage.\(app).1.1", 0o755) == 0 && mkdir(cgroup, 0o755) == 0)
+        let left = try spawnProcess(
+            executable: "/bin/sleep", arguments: ["600"], environment: nil, outputPath: "/dev/null", ownProcessGroup: true)
+        defer { kill(left, SIGKILL); waitpid(left, nil, 0) }
+        let exit = offstage_pidfd_open(left)
+        try #require(exit >= 0)
+        defer { close(exit) }
+        try #require(AppCgroups.write("\(left)", to: cgroup + "/cgroup.procs"))
+        let test = try await TestDaemon.start(directory: directory, cgroupParent: parent)
+        defer { Task { await test.stop() } }
+        #expect(awaitReadable(exit, within: .seconds(10)))
+        let events = try await test.events()
+        #expect(events.suffix(3).map(\.name) == ["daemonStarted", "orphanKilled", "notRunning"])
+        let killed = try #require(events.first { $0.name == "orphanKilled" })
+        #expect(killed.app == "orphan" && killed.detail == ["pid": JSONValue(Int(app)), "processes": [JSONValue(Int(left))]])
+        await test.stop()
+    }
+
     /// A leaderless group with the recorded pgid, whose processes started
     /// after the app, is not signalled when nothing shows it is the app's:
     /// - the app's group emptied and its pid was reused by a process that

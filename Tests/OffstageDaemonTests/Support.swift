@@ -59,13 +59,14 @@ struct TestDaemon {
 
     static func start(
         clock: ClockMode = .real, directory: String? = nil, hangGrace: TimeAmount = .milliseconds(300),
-        policy: LifecyclePolicy = .default
+        policy: LifecyclePolicy = .default, cgroupParent: String? = nil
     ) async throws -> TestDaemon {
         let directory = try directory ?? temporaryDirectory()
-        let configuration = DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             dataDirectory: directory + "/data", controlSocket: directory + "/control.sock",
             appSocket: directory + "/apps.sock", clock: clock, policy: policy, hangGrace: hangGrace,
             executableSearchPaths: [Paths.products])
+        configuration.cgroupParent = cgroupParent
         let daemon = try await RunningDaemon.start(configuration)
         return TestDaemon(daemon: daemon, directory: directory)
     }

@@ -32,6 +32,9 @@ import Synchronization
 public final class AppCgroups: Sendable {
     /// This daemon's directory, in the cgroup2 file system.
     public let directory: String
+    /// What the sweep before it was made killed: the processes left in each
+    /// dead daemon's app cgroups, by the app's pid (the name of its cgroup).
+    public let swept: [Int32: [Int32]]
     /// The directory, open and locked (`flock`) while the daemon runs: a
     /// sweep skips a directory whose lock it cannot take, whatever the pid
     /// in its name (a daemon in another pid namespace).
@@ -74,9 +77,10 @@ public final class AppCgroups: Sendable {
     /// processes outside its group must not use up the daemon's descriptors.
     static let pidfdsPerApp = 64
 
-    init(directory: String, lock: Int32) {
+    init(directory: String, lock: Int32, swept: [Int32: [Int32]] = [:]) {
         self.directory = directory
         self.lock = lock
+        self.swept = swept
     }
 
     deinit {
@@ -94,9 +98,10 @@ public final class AppCgroups: Sendable {
     /// can be made. First removes those of daemons that have ended
     /// (killed, so never removed), killing what is still in them: the
     /// processes their apps started, which should have ended with them.
-    public static func make() -> AppCgroups? {
-        guard let own = ownCgroupDirectory(), let ticks = AppProcessHost.startTicks(of: getpid()) else { return nil }
-        sweep(own)
+    /// - Parameter parent: the cgroup to make it in (nil: the daemon's own).
+    public static func make(in parent: String? = nil) -> AppCgroups? {
+        guard let own = parent ?? ownCgroupDirectory(), let ticks = AppProcessHost.startTicks(of: getpid()) else { return nil }
+        let swept = sweep(own)
         // A sweep in another pid namespace may take a directory between its
         // mkdir and its lock (its name's pid names nothing there): another is made.
         for _ in 0..<3 {
@@ -114,7 +119,7 @@ public final class AppCgroups: Sendable {
                 rmdir(directory)
                 return nil
             }
-            return AppCgroups(directory: directory, lock: lock)
+            return AppCgroups(directory: directory, lock: lock, swept: swept)
         }
         return nil
     }
@@ -252,8 +257,11 @@ public final class AppCgroups: Sendable {
     /// A directory is a dead daemon's when it is this user's, its lock can
     /// be taken (a running daemon holds it, in whatever pid namespace), and
     /// its name's pid is not its daemon's (one just made, not yet locked).
-    static func sweep(_ parent: String, until deadline: ContinuousClock.Instant = .now + .seconds(2)) {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+    /// - Returns: the processes killed, by app pid.
+    @discardableResult
+    static func sweep(_ parent: String, until deadline: ContinuousClock.Instant = .now + .seconds(2)) -> [Int32: [Int32]] {
+        var killed: [Int32: [Int32]] = [:]
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return killed }
         for entry in entries where entry.hasPrefix("offstage.") && ContinuousClock.now < deadline {
             let parts = entry.split(separator: ".")
             guard parts.count == 4, let pid = Int32(parts[1]), let ticks = UInt64(parts[2]), Int(parts[3]) != nil else { continue }
@@ -268,8 +276,16 @@ public final class AppCgroups: Sendable {
             guard lock >= 0 else { continue }
             defer { close(lock) }
             guard flock(lock, LOCK_EX | LOCK_NB) == 0 else { continue }
+            for app in subdirectories(of: directory) {
+                // Named `PID.N` after the app process.
+                guard let name = app.split(separator: "/").last, let pid = name.split(separator: ".").first.flatMap({ Int32($0) })
+                else { continue }
+                let left = processes(in: app)
+                if !left.isEmpty { killed[pid, default: []] += left }
+            }
             _ = empty(directory, until: deadline)
         }
+        return killed
     }
 
     /// Kills everything in the cgroup at `path` and below, waits for it to

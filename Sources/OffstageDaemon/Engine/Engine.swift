@@ -16,6 +16,9 @@ public struct DaemonConfiguration: Sendable {
     public var executableSearchPaths: [String]
     /// Keep the event log in memory only (no `events.jsonl`, no store on disk).
     public var ephemeral: Bool
+    /// The cgroup (a directory of the cgroup2 file system) the daemon makes
+    /// its apps' cgroups in, and sweeps dead daemons' from; nil: its own.
+    public var cgroupParent: String?
 
     public init(
         dataDirectory: String, controlSocket: String, appSocket: String, clock: ClockMode = .real,
@@ -103,7 +106,7 @@ public final class Engine {
         self.configuration = configuration
         board = Springboard(policy: configuration.policy)
         clock = DaemonClock(mode: configuration.clock)
-        host = AppProcessHost(dataDirectory: configuration.dataDirectory, cgroups: AppCgroups.make())
+        host = AppProcessHost(dataDirectory: configuration.dataDirectory, cgroups: AppCgroups.make(in: configuration.cgroupParent))
         try makeDirectory(configuration.dataDirectory, for: "data directory")
         store = try AppStore(path: configuration.ephemeral ? ":memory:" : configuration.dataDirectory + "/offstage.sqlite")
         log = try EventLog(
@@ -173,10 +176,20 @@ public final class Engine {
         // Read once for every record that may have left a group.
         let groups = AppProcessHost.processGroups(
             Set(recorded.filter { $0.token != nil && $0.bootID != nil && $0.bootID == bootID }.map(\.pid)))
+        // What the start's sweep of dead daemons' cgroups killed, by app pid.
+        let swept = host.cgroups?.swept ?? [:]
         for process in recorded {
             let bundleID = process.bundleID
             // Nothing of another boot is alive.
-            if process.bootID == nil || process.bootID == bootID { killLeftovers(of: process, groups: groups) }
+            if process.bootID == nil || process.bootID == bootID {
+                let logged = killLeftovers(of: process, groups: groups)
+                // The processes it started that left its group, killed with its cgroup.
+                if !logged, process.bootID == bootID, let killed = swept[process.pid], !killed.isEmpty {
+                    record(LogEntry(
+                        kind: .system, app: bundleID, name: "orphanKilled",
+                        detail: ["pid": JSONValue(Int(process.pid)), "processes": .array(killed.map { JSONValue(Int($0)) })]))
+                }
+            }
             // `from` as every other state event has it: the dead daemon's last
             // state of the app, as its log (read back) says, when it does.
             var detail: [String: JSONValue] = ["reason": "daemonDied"]
@@ -194,24 +207,27 @@ public final class Engine {
     /// an older daemon's record, which names no boot), and logs it
     /// (`orphanKilled`). `groups` holds the live processes of the groups
     /// the records name.
-    private func killLeftovers(of process: RecordedProcess, groups: [Int32: [Int32]]) {
+    /// - Returns: whether it killed (and logged) anything.
+    @discardableResult
+    private func killLeftovers(of process: RecordedProcess, groups: [Int32: [Int32]]) -> Bool {
         let pid = process.pid
         let started = AppProcessHost.startTicks(of: pid)
         // Its pid is still the app's: alive, or a zombie nobody reaped (not killed again).
         if started == process.startTicks, let state = AppProcessHost.state(of: pid), !AppProcessHost.isDead(state) {
             host.terminate(pid)
             record(LogEntry(kind: .system, app: process.bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
-            return
+            return true
         }
         // Leaderless: the app is gone or a zombie. (A pid that is another
         // process's now means the app's group had emptied first.)
         guard started == nil || started == process.startTicks, let token = process.token, let left = groups[pid],
             left.contains(where: { AppProcessHost.environment(of: $0, contains: AppEnvironment.token + "=" + token) })
-        else { return }
-        guard host.terminateGroup(pid) else { return }
+        else { return false }
+        guard host.terminateGroup(pid) else { return false }
         record(LogEntry(
             kind: .system, app: process.bundleID, name: "orphanKilled",
             detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0)) })]))
+        return true
     }
 
     @discardableResult
