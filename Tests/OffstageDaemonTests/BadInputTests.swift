@@ -113,6 +113,28 @@ struct BadInputTests {
         await test.stop()
     }
 
+    /// A count that is not a whole number of 0 or more is refused: a
+    /// negative events `limit` trapped the daemon, and a memory pressure
+    /// `bytes` of "200M" was taken as none, killing every suspended app.
+    @Test func countsThatAreNotWholeNumbersAreRefused() async throws {
+        let test = try await TestDaemon.start()
+        defer { Task { await test.stop() } }
+        _ = try await test.launchStateLab()
+        try await test.ok(["command": "home"])
+        for limit: JSONValue in [-1, 1.5, "3"] {
+            #expect(try await test.refused(["command": "events", "limit": limit])
+                == "events: \"limit\" must be a whole number of 0 or more, not \(limit.jsonText)")
+        }
+        #expect(try await test.ok(["command": "events", "limit": 2]).arrayValue?.count == 2)
+        for bytes: JSONValue in ["200M", -5] {
+            #expect(try await test.refused(["command": "memory", "action": "pressure", "bytes": bytes])
+                == "memory pressure: \"bytes\" must be a whole number of 0 or more, not \(bytes.jsonText)")
+        }
+        // Still there: nothing was killed.
+        #expect(try await test.pid(stateLab) != nil)
+        await test.stop()
+    }
+
     @Test func binaryPlistsInstall() async throws {
         let test = try await TestDaemon.start()
         defer { Task { await test.stop() } }

@@ -283,7 +283,8 @@ extension Engine {
                 }
                 // What it did (killed, freed) is the reply, for the CLI to say.
                 let before = log.lastSeq
-                let input = Springboard.Input.memoryPressure(bytes: request["bytes"]?.intValue, residentMemory: resident)
+                let input = Springboard.Input.memoryPressure(
+                    bytes: try Self.count(request, "bytes", of: "memory pressure"), residentMemory: resident)
                 perform(try board.submit(input, at: now))
                 submittedInput = (board.lastInput, input)
                 let pressure = log.events(after: before).last { $0.kind == .system && $0.name == "memoryPressure" }
@@ -304,7 +305,7 @@ extension Engine {
             return succeed(status())
         case "events":
             let events = log.events(after: try Self.afterSeq(request), app: try appFilter(request["appFilter"]?.stringValue))
-            let limit = request["limit"]?.intValue ?? events.count
+            let limit = try Self.count(request, "limit", of: "events") ?? events.count
             return succeed(.array(events.suffix(limit).map(\.json)))
         case "clock":
             switch request["action"]?.stringValue {
@@ -496,6 +497,18 @@ extension Engine {
     /// An `events` request's `after`: 0 when absent. One that is not an
     /// integer JSON keeps exactly (past 2^53, where 2^63 - 1 came out as no
     /// number and the whole log was sent) is refused.
+    /// The request's `key`, a whole number of 0 or more, or nil when it has
+    /// none: a negative `limit` trapped the daemon (a suffix of negative
+    /// length), and a `bytes` of `"200M"` was taken as none, which kills
+    /// every suspended app.
+    static func count(_ request: JSONValue, _ key: String, of command: String) throws -> Int? {
+        guard let value = request[key], value != .null else { return nil }
+        guard let count = value.intValue, count >= 0 else {
+            throw DaemonError(.badRequest, "\(command): \"\(key)\" must be a whole number of 0 or more, not \(value.jsonText)")
+        }
+        return count
+    }
+
     static func afterSeq(_ request: JSONValue) throws -> Int {
         guard let value = request["after"], value != .null else { return 0 }
         guard let seq = value.intValue, seq >= 0, seq <= EventLog.largestSeq else {
