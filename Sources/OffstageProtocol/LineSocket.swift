@@ -30,12 +30,13 @@ public func syscall<T: BinaryInteger>(_ name: String, _ body: () -> T) throws(Sy
     }
 }
 
-/// Whether `descriptor` became readable within `limit` (nil: waits for
-/// good); a signal's interruption waits on for the rest of it. For a
-/// pidfd: whether the process has exited.
-public func awaitReadable(_ descriptor: Int32, within limit: Duration?) -> Bool {
+/// Whether `descriptor` became readable (or had one of `events`) within
+/// `limit` (nil: waits for good); a signal's interruption waits on for the
+/// rest of it. For a pidfd: whether the process has exited; with `POLLPRI`,
+/// for a cgroup file: whether it changed.
+public func awaitReadable(_ descriptor: Int32, within limit: Duration?, events: Int32 = Int32(POLLIN)) -> Bool {
     let deadline = limit.map { ContinuousClock.now + $0 }
-    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    var entry = pollfd(fd: descriptor, events: Int16(events), revents: 0)
     while true {
         let milliseconds = deadline.map { deadline in
             Int32(min((max(.zero, deadline - ContinuousClock.now) / .milliseconds(1)).rounded(.up), Double(Int32.max)))

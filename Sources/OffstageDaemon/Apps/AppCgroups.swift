@@ -1,5 +1,6 @@
 import CLinuxProcess
 import Foundation
+import OffstageProtocol
 import Synchronization
 
 #if canImport(Glibc)
@@ -261,15 +262,14 @@ public final class AppCgroups: Sendable {
     @discardableResult
     static func sweep(_ parent: String, until deadline: ContinuousClock.Instant = .now + .seconds(2)) -> [Int32: [Int32]] {
         var killed: [Int32: [Int32]] = [:]
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return killed }
-        for entry in entries where entry.hasPrefix("offstage.") && ContinuousClock.now < deadline {
+        for directory in subdirectories(of: parent) where ContinuousClock.now < deadline {
+            guard let entry = directory.split(separator: "/").last, entry.hasPrefix("offstage.") else { continue }
             let parts = entry.split(separator: ".")
             guard parts.count == 4, let pid = Int32(parts[1]), let ticks = UInt64(parts[2]), Int(parts[3]) != nil else { continue }
             // Its daemon runs (a zombie, killed and not yet reaped, does not).
             if AppProcessHost.startTicks(of: pid) == ticks, let state = AppProcessHost.state(of: pid), !AppProcessHost.isDead(state) {
                 continue
             }
-            let directory = parent + "/" + entry
             var info = stat()
             guard stat(directory, &info) == 0, info.st_uid == geteuid() else { continue }
             let lock = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -300,13 +300,7 @@ public final class AppCgroups: Sendable {
         if events >= 0 {
             defer { close(events) }
             // A change of the file wakes a poll for POLLPRI; each read is from the start.
-            while isPopulated(events) {
-                let left = deadline - .now
-                guard left > .zero else { break }
-                var entry = pollfd(fd: events, events: Int16(POLLPRI), revents: 0)
-                let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), 60_000))
-                if poll(&entry, 1, milliseconds) < 0, errno != EINTR { break }
-            }
+            while isPopulated(events), awaitReadable(events, within: deadline - .now, events: Int32(POLLPRI)) {}
         }
         return removeTree(path, until: deadline)
     }

@@ -181,15 +181,7 @@ public final class Engine {
         for process in recorded {
             let bundleID = process.bundleID
             // Nothing of another boot is alive.
-            if process.bootID == nil || process.bootID == bootID {
-                let logged = killLeftovers(of: process, groups: groups)
-                // The processes it started that left its group, killed with its cgroup.
-                if !logged, process.bootID == bootID, let killed = swept[process.pid], !killed.isEmpty {
-                    record(LogEntry(
-                        kind: .system, app: bundleID, name: "orphanKilled",
-                        detail: ["pid": JSONValue(Int(process.pid)), "processes": .array(killed.map { JSONValue(Int($0)) })]))
-                }
-            }
+            if process.bootID == nil || process.bootID == bootID { killLeftovers(of: process, groups: groups, swept: swept) }
             // `from` as every other state event has it: the dead daemon's last
             // state of the app, as its log (read back) says, when it does.
             var detail: [String: JSONValue] = ["reason": "daemonDied"]
@@ -206,28 +198,36 @@ public final class Engine {
     /// Kills what is left of a recorded app process of this boot (or of
     /// an older daemon's record, which names no boot), and logs it
     /// (`orphanKilled`). `groups` holds the live processes of the groups
-    /// the records name.
-    /// - Returns: whether it killed (and logged) anything.
-    @discardableResult
-    private func killLeftovers(of process: RecordedProcess, groups: [Int32: [Int32]]) -> Bool {
+    /// the records name; `swept`, what the start's sweep of dead daemons'
+    /// cgroups killed, by app pid.
+    private func killLeftovers(of process: RecordedProcess, groups: [Int32: [Int32]], swept: [Int32: [Int32]]) {
         let pid = process.pid
         let started = AppProcessHost.startTicks(of: pid)
         // Its pid is still the app's: alive, or a zombie nobody reaped (not killed again).
         if started == process.startTicks, let state = AppProcessHost.state(of: pid), !AppProcessHost.isDead(state) {
             host.terminate(pid)
-            record(LogEntry(kind: .system, app: process.bundleID, name: "orphanKilled", detail: ["pid": JSONValue(Int(pid))]))
-            return true
+            recordOrphanKilled(process, processes: nil)
+            return
         }
         // Leaderless: the app is gone or a zombie. (A pid that is another
         // process's now means the app's group had emptied first.)
-        guard started == nil || started == process.startTicks, let token = process.token, let left = groups[pid],
-            left.contains(where: { AppProcessHost.environment(of: $0, contains: AppEnvironment.token + "=" + token) })
-        else { return false }
-        guard host.terminateGroup(pid) else { return false }
-        record(LogEntry(
-            kind: .system, app: process.bundleID, name: "orphanKilled",
-            detail: ["pid": JSONValue(Int(pid)), "processes": .array(left.map { JSONValue(Int($0)) })]))
-        return true
+        if started == nil || started == process.startTicks, let token = process.token, let left = groups[pid],
+            left.contains(where: { AppProcessHost.environment(of: $0, contains: AppEnvironment.token + "=" + token) }),
+            host.terminateGroup(pid)
+        {
+            recordOrphanKilled(process, processes: left)
+            return
+        }
+        // What it started outside its group, killed with its cgroup (the pid names it, in this boot).
+        if process.bootID == AppProcessHost.bootID, let killed = swept[pid], !killed.isEmpty {
+            recordOrphanKilled(process, processes: killed)
+        }
+    }
+
+    private func recordOrphanKilled(_ process: RecordedProcess, processes: [Int32]?) {
+        var detail: [String: JSONValue] = ["pid": JSONValue(Int(process.pid))]
+        if let processes { detail["processes"] = .array(processes.map { JSONValue(Int($0)) }) }
+        record(LogEntry(kind: .system, app: process.bundleID, name: "orphanKilled", detail: .object(detail)))
     }
 
     @discardableResult
